@@ -1,0 +1,245 @@
+"""What spark-submit.sh runs once the venv is ready: routes flags and starts the job.
+
+Kept in Python so the routing is unit-tested: job flags go to jobs/<job>.py, Spark's
+own (--master, --deploy-mode, --packages, --conf key=value, anything after `--`) go to
+pyspark's spark-submit. `--conf FILE` (no `=`) is the job's YAML configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleet_rebalance.config import ConfigError, load_config
+
+JOBS = {
+    "ingest": "raw Kafka captures -> bronze Delta tables",
+    "replay": "bronze -> silver: each group's history through every assignor",
+    "metrics": "silver -> gold tables",
+    "nightly": "ingest, replay and metrics for one date in one SparkSession",
+    "sql": "run a SQL query over every output table",
+    "generate": "write a synthetic fleet of raw captures",
+    "test": "run the test suite (pytest; flags after the job go to pytest)",
+}
+SPARK_VALUE_FLAGS = ("--master", "--deploy-mode", "--packages")
+CLUSTER_PREFIXES = ("yarn", "k8s://", "spark://", "mesos://")
+DEFAULT_MASTER = "local[*]"
+PACKED_VENV = ".venv.tar.gz"
+
+USAGE = f"""usage: ./spark-submit.sh [--delta-packages] <job> [job flags] [-- spark-submit flags]
+
+jobs:
+{chr(10).join(f"  {name:<10} {text}" for name, text in JOBS.items())}
+
+flags understood by every pipeline job (see <job> --help):
+  --conf FILE          job configuration YAML (default conf/local.yaml)
+  --raw-root DIR       raw captures directory (overrides conf)
+  --warehouse DIR      Delta tables directory (overrides conf)
+  --date YYYY-MM-DD    date to process (default: yesterday, UTC); --all for every date
+
+passed to pyspark's spark-submit:
+  --master URL         local[*] (default, or `master` in the conf), yarn, k8s://..., spark://...
+  --deploy-mode MODE   client or cluster
+  --packages COORDS    extra Maven packages
+  --conf KEY=VALUE     a Spark property
+  -- ...               everything after `--` verbatim
+
+launcher flags:
+  --delta-packages     add io.delta's delta-spark jar matching the installed pyspark
+                       (needs Maven access) so storage.engine auto|delta-spark uses it
+  --help               this text
+"""
+
+
+class UsageError(ValueError):
+    """Command line the launcher cannot route."""
+
+
+@dataclass
+class Launch:
+    job: str
+    job_args: list[str] = field(default_factory=list)
+    spark_args: list[str] = field(default_factory=list)
+    master: str | None = None
+    deploy_mode: str | None = None
+    delta_packages: bool = False
+    help: bool = False
+
+
+def split_args(argv: Sequence[str]) -> Launch:
+    argv = list(argv)
+    delta_packages = False
+    while argv and argv[0] in ("--delta-packages", "--help", "-h"):
+        flag = argv.pop(0)
+        if flag == "--delta-packages":
+            delta_packages = True
+        else:
+            return Launch(job="", help=True)
+    if not argv:
+        raise UsageError("no job given")
+    job = argv.pop(0)
+    if job not in JOBS:
+        raise UsageError(f"unknown job {job!r} (jobs: {', '.join(JOBS)})")
+    launch = Launch(job=job, delta_packages=delta_packages)
+    if job == "test":
+        launch.job_args = argv
+        return launch
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            launch.spark_args += argv[i + 1 :]
+            break
+        name, eq, inline = arg.partition("=")
+        if name in (*SPARK_VALUE_FLAGS, "--conf"):
+            if eq:
+                value = inline
+            else:
+                if i + 1 >= len(argv):
+                    raise UsageError(f"{name} needs a value")
+                value = argv[i + 1]
+                i += 1
+            if name == "--conf" and "=" not in value:
+                launch.job_args += ["--conf", value]
+            elif name == "--master":
+                launch.master = value
+            elif name == "--deploy-mode":
+                launch.deploy_mode = value
+            else:
+                launch.spark_args += [name, value]
+        elif arg == "--delta-packages":
+            launch.delta_packages = True
+        else:
+            launch.job_args.append(arg)
+            if arg in ("-h", "--help"):
+                launch.help = True
+        i += 1
+    return launch
+
+
+def conf_file(job_args: Sequence[str], project: Path) -> Path:
+    for i, arg in enumerate(job_args):
+        if arg == "--conf" and i + 1 < len(job_args):
+            return Path(job_args[i + 1])
+        if arg.startswith("--conf="):
+            return Path(arg.split("=", 1)[1])
+    return project / "conf" / "local.yaml"
+
+
+def resolve_master(launch: Launch, project: Path) -> str:
+    if launch.master:
+        return launch.master
+    path = conf_file(launch.job_args, project)
+    if path.is_file():
+        return load_config(path).master
+    return DEFAULT_MASTER
+
+
+def is_cluster(master: str) -> bool:
+    return master.startswith(CLUSTER_PREFIXES)
+
+
+def spark_submit_command(
+    launch: Launch, project: Path, venv: Path, master: str, delta_coordinates: str | None
+) -> list[str]:
+    command = [
+        str(venv / "bin" / "spark-submit"),
+        "--master",
+        master,
+        "--properties-file",
+        str(project / "conf" / "spark-defaults.conf"),
+        "--driver-java-options",
+        f"-Dlog4j2.configurationFile=file:{project / 'conf' / 'log4j2.properties'}",
+    ]
+    if launch.deploy_mode:
+        command += ["--deploy-mode", launch.deploy_mode]
+    if delta_coordinates:
+        command += ["--packages", delta_coordinates]
+    if is_cluster(master):
+        archive = project / PACKED_VENV
+        executor_python = "./environment/bin/python"
+        driver_python = (
+            executor_python if launch.deploy_mode == "cluster" else str(venv / "bin" / "python")
+        )
+        command += [
+            "--archives",
+            f"{archive}#environment",
+            "--conf",
+            f"spark.pyspark.python={executor_python}",
+            "--conf",
+            f"spark.pyspark.driver.python={driver_python}",
+        ]
+    command += launch.spark_args
+    command += [str(project / "jobs" / f"{launch.job}.py"), *launch.job_args]
+    return command
+
+
+def pack_venv(venv: Path, archive: Path) -> None:
+    """Ship the exact interpreter and packages to executors (Spark's venv-pack recipe)."""
+    stamp = venv / ".fleet-installed"
+    if archive.exists() and stamp.exists() and archive.stat().st_mtime >= stamp.stat().st_mtime:
+        return
+    try:
+        import venv_pack
+    except ImportError as exc:
+        raise UsageError(
+            "cluster mode needs venv-pack: it is installed with the cluster "
+            "extra; remove .venv/.fleet-deps and run again"
+        ) from exc
+    print(f"packing {venv} into {archive} for the executors", file=sys.stderr)
+    venv_pack.pack(prefix=str(venv), output=str(archive), force=True, verbose=False)
+
+
+def delta_coordinates() -> str:
+    from importlib.metadata import version
+
+    from fleet_rebalance.storage.engine import delta_maven_coordinates
+
+    return delta_maven_coordinates(version("pyspark"), version("delta-spark"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    project = Path(os.environ.get("FLEET_PROJECT_DIR", Path.cwd()))
+    venv = Path(sys.prefix)
+    try:
+        launch = split_args(sys.argv[1:] if argv is None else argv)
+        if launch.help and not launch.job:
+            print(USAGE)
+            return 0
+        if launch.job == "test":
+            return subprocess.call([sys.executable, "-m", "pytest", *launch.job_args], cwd=project)
+        script = project / "jobs" / f"{launch.job}.py"
+        if not script.is_file():
+            print(
+                f"job '{launch.job}' is not available yet ({JOBS[launch.job]}); nothing was run",
+                file=sys.stderr,
+            )
+            return 2
+        if launch.help:
+            return subprocess.call([sys.executable, str(script), *launch.job_args])
+        master = resolve_master(launch, project)
+        if is_cluster(master):
+            pack_venv(venv, project / PACKED_VENV)
+        command = spark_submit_command(
+            launch, project, venv, master, delta_coordinates() if launch.delta_packages else None
+        )
+    except (UsageError, ConfigError) as exc:
+        print(f"spark-submit.sh: {exc}", file=sys.stderr)
+        print("run ./spark-submit.sh --help for usage", file=sys.stderr)
+        return 2
+    local_python = str(venv / "bin" / "python")
+    env = {
+        **os.environ,
+        "PYSPARK_DRIVER_PYTHON": local_python,
+        "PYSPARK_PYTHON": "./environment/bin/python" if is_cluster(master) else local_python,
+    }
+    os.execve(command[0], command, env)
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())

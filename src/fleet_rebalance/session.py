@@ -1,0 +1,91 @@
+"""The one place a SparkSession is configured: entry points call build_session."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import sys
+import uuid
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+from fleet_rebalance.config import Config
+from fleet_rebalance.storage.engine import (
+    DELTA_EXTENSION_CLASS,
+    JOB_KEY,
+    RUN_DATE_KEY,
+    RUN_ID_KEY,
+    choose_engine,
+    engine_spark_conf,
+)
+
+log = logging.getLogger(__name__)
+
+BASE_SPARK_CONF = {
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def session_conf(config: Config, engine: str) -> dict[str, str]:
+    """Every Spark property build_session sets; the YAML's `spark:` entries win over ours."""
+    return {
+        **BASE_SPARK_CONF,
+        **engine_spark_conf(engine, config.storage.schema_evolution),
+        **config.spark,
+    }
+
+
+def build_session(
+    config: Config,
+    *,
+    job: str = "interactive",
+    run_date: dt.date | None = None,
+    run_id: str | None = None,
+    master: str | None = None,
+) -> SparkSession:
+    """Create (or join) the SparkSession for one job run.
+
+    The master comes from spark-submit (spark-submit.sh passes --master); `master` is
+    for callers that start Spark in-process. The Delta classpath is probed before the
+    session exists because spark.sql.extensions can only be set at creation.
+    """
+    if master:
+        # Started in-process (tests, notebooks): workers must run this interpreter.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark_conf = SparkConf()
+    for key, value in config.spark.items():
+        spark_conf.set(key, value)
+    if master:
+        spark_conf.setMaster(master)
+    SparkContext._ensure_initialized(conf=spark_conf)
+    loadable = _class_loadable(DELTA_EXTENSION_CLASS)
+    engine = choose_engine(config.storage.engine, loadable)
+
+    builder = SparkSession.builder.appName(f"{config.app_name}:{job}")
+    if master:
+        builder = builder.master(master)
+    settings = {
+        **session_conf(config, engine),
+        JOB_KEY: job,
+        RUN_ID_KEY: run_id or uuid.uuid4().hex,
+        RUN_DATE_KEY: (run_date.isoformat() if run_date else ""),
+    }
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    # getOrCreate may hand back a session made earlier; the run's identity is per job.
+    for key in (JOB_KEY, RUN_ID_KEY, RUN_DATE_KEY):
+        spark.conf.set(key, settings[key])
+    log.info(
+        "spark %s, master %s, storage engine %s", spark.version, spark.sparkContext.master, engine
+    )
+    return spark
+
+
+def _class_loadable(name: str) -> bool:
+    jvm = SparkContext._jvm
+    return bool(jvm.org.apache.spark.util.Utils.classIsLoadable(name))

@@ -1,0 +1,154 @@
+"""Delta tables for every job: write_table and read_table over two engines.
+
+The engine is chosen once per session (storage.engine in conf, see engine.py):
+delta-rs, embedded, or delta-spark, Spark's own connector. Both write real Delta
+tables that any Delta reader opens. Every commit records the job, run id and run
+date from the session (set by build_session), merged with the caller's commit_info.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from fleet_rebalance.storage import errors
+from fleet_rebalance.storage.engine import (
+    DELTA_RS,
+    DELTA_SPARK,
+    ENGINE_KEY,
+    JOB_KEY,
+    RUN_DATE_KEY,
+    RUN_ID_KEY,
+    SCHEMA_EVOLUTION_KEY,
+)
+from fleet_rebalance.storage.errors import (
+    CommitConflictError,
+    ReplaceWhereError,
+    SchemaMismatchError,
+    StorageError,
+    UnsupportedTableFeatureError,
+)
+
+__all__ = [
+    "CommitConflictError",
+    "ReplaceWhereError",
+    "SchemaMismatchError",
+    "StorageError",
+    "UnsupportedTableFeatureError",
+    "read_table",
+    "write_table",
+]
+
+MODES = ("append", "overwrite")
+
+
+def write_table(
+    df: DataFrame,
+    path: str,
+    *,
+    mode: str = "append",
+    partition_by: Sequence[str] = (),
+    replace_where: Mapping[str, Any] | None = None,
+    commit_info: Mapping[str, Any] | None = None,
+) -> None:
+    """Write df as one Delta commit.
+
+    mode="overwrite" with replace_where={"capture_date": "2026-11-20"} (a value or a
+    list of values per partition column) replaces just those partitions, and fails if
+    df holds rows outside them; without replace_where it replaces the whole table.
+    """
+    from fleet_rebalance.storage.table_checks import normalise_replace_where
+
+    if mode not in MODES:
+        raise ValueError(f"{path}: mode must be append or overwrite, found {mode!r}")
+    if replace_where is not None and mode != "overwrite":
+        raise ReplaceWhereError(f"{path}: replace_where needs mode='overwrite'")
+    spark = df.sparkSession
+    engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
+    evolution = spark.conf.get(SCHEMA_EVOLUTION_KEY, "false") == "true"
+    info = {**_run_context(spark), **(commit_info or {})}
+    where = normalise_replace_where(replace_where, partition_by, path)
+    missing = [c for c in partition_by if c not in df.columns]
+    if missing:
+        raise SchemaMismatchError(f"{path}: partition column(s) {missing} not in the DataFrame")
+    if engine == DELTA_SPARK:
+        from fleet_rebalance.storage.deltaspark import delta_spark_write_options, write_delta_spark
+
+        options = delta_spark_write_options(where, info, evolution)
+        write_delta_spark(df, path, mode, partition_by, options)
+        return
+    _write_delta_rs(df, path, mode, tuple(partition_by), where, info, evolution)
+
+
+def read_table(spark: SparkSession, path: str, *, version: int | None = None) -> DataFrame:
+    """The table at its latest version, or at `version` (time travel)."""
+    if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
+        from fleet_rebalance.storage.deltaspark import read_delta_spark
+
+        return read_delta_spark(spark, path, version)
+    from fleet_rebalance.storage.deltars_read import read_delta_rs
+
+    return read_delta_rs(spark, _absolute(path), version)
+
+
+def _run_context(spark: SparkSession) -> dict[str, str]:
+    return {
+        "job": spark.conf.get(JOB_KEY, "interactive"),
+        "runId": spark.conf.get(RUN_ID_KEY, ""),
+        "runDate": spark.conf.get(RUN_DATE_KEY, ""),
+    }
+
+
+def _absolute(path: str) -> str:
+    import os
+
+    return path if "://" in path else os.path.abspath(path)
+
+
+_registered: set[int] = set()
+
+
+def _write_delta_rs(
+    df: DataFrame,
+    path: str,
+    mode: str,
+    partition_by: tuple[str, ...],
+    where: dict | None,
+    info: dict,
+    evolution: bool,
+) -> None:
+    from fleet_rebalance.storage.deltars_commit import validate_against_table
+    from fleet_rebalance.storage.deltars_source import SOURCE_NAME, DeltaRsDataSource, WriteRequest
+
+    request = WriteRequest(_absolute(path), mode, partition_by, where, info, evolution)
+    validate_against_table(request, df.schema.json())
+    spark = df.sparkSession
+    if id(spark) not in _registered:
+        spark.dataSource.register(DeltaRsDataSource)
+        _registered.add(id(spark))
+    try:
+        (
+            df.write.format(SOURCE_NAME)
+            .mode("overwrite" if mode == "overwrite" else "append")
+            .options(**request.to_options())
+            .save()
+        )
+    except Exception as exc:
+        raise _storage_error_from(exc) or exc from exc
+
+
+_ERROR_LINE = re.compile(
+    r"(?:fleet_rebalance\.storage\.errors\.)?(" + "|".join(errors.__all__) + r"): (.+)"
+)
+
+
+def _storage_error_from(exc: Exception) -> StorageError | None:
+    """Our exception raised inside Spark's Python worker, re-raised as itself."""
+    matches = _ERROR_LINE.findall(str(exc))
+    if not matches:
+        return None
+    name, message = matches[-1]
+    return getattr(errors, name)(message.strip())

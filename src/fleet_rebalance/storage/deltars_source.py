@@ -1,0 +1,206 @@
+"""The delta-rs engine's write side: a Spark Python Data Source.
+
+Executor tasks stream Arrow batches into Parquet files inside the table directory
+(one file per task and partition value, partition columns left out of the file as
+Delta does) and report each file's add action; the driver-side commit records every
+task's files in ONE Delta transaction with the deltalake package. A task that fails
+deletes what it wrote; an aborted job deletes every reported file not referenced by
+the table, so nothing half-written is ever visible or left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from fleet_rebalance.storage.partitions import partition_dir, partition_value
+from fleet_rebalance.storage.stats import FileStats
+
+SOURCE_NAME = "fleet_rebalance_delta_rs"
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    path: str  # relative to the table root, unescaped
+    size: int
+    partition_values: dict[str, str | None]
+    modification_time: int
+    stats: str
+
+
+@dataclass
+class DeltaRsCommitMessage(WriterCommitMessage):
+    files: list[WrittenFile]
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """Everything the executors and the commit need, carried as data-source options."""
+
+    table_uri: str
+    mode: str
+    partition_by: tuple[str, ...]
+    replace_where: dict[str, list[str | None]] | None
+    commit_info: dict[str, Any]
+    schema_evolution: bool
+
+    def to_options(self) -> dict[str, str]:
+        return {"request": json.dumps({**self.__dict__, "partition_by": list(self.partition_by)})}
+
+    @classmethod
+    def from_options(cls, options: Any) -> WriteRequest:
+        raw = json.loads(options["request"])
+        return cls(**{**raw, "partition_by": tuple(raw["partition_by"])})
+
+
+class DeltaRsDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def writer(self, schema: StructType, overwrite: bool) -> DeltaRsWriter:
+        return DeltaRsWriter(WriteRequest.from_options(self.options), schema)
+
+
+class DeltaRsWriter(DataSourceArrowWriter):
+    def __init__(self, request: WriteRequest, schema: StructType) -> None:
+        self.request = request
+        self.schema_json = schema.json()
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> DeltaRsCommitMessage:
+        open_files: dict[tuple, _OpenFile] = {}
+        try:
+            for batch in iterator:
+                for values, part in _split_by_partition(batch, self.request.partition_by):
+                    handle = open_files.get(values)
+                    if handle is None:
+                        handle = _OpenFile.create(self.request, values, part.schema)
+                        open_files[values] = handle
+                    handle.write(part)
+            return DeltaRsCommitMessage([handle.close() for handle in open_files.values()])
+        except BaseException:
+            for handle in open_files.values():
+                handle.discard()
+            raise
+
+    def commit(self, messages: list[DeltaRsCommitMessage | None]) -> None:
+        from fleet_rebalance.storage.deltars_commit import commit_files
+
+        commit_files(self.request, self.schema_json, _files(messages))
+
+    def abort(self, messages: list[DeltaRsCommitMessage | None]) -> None:
+        from fleet_rebalance.storage.deltars_commit import delete_uncommitted
+
+        delete_uncommitted(self.request.table_uri, _files(messages))
+
+
+def _files(messages: list[DeltaRsCommitMessage | None]) -> list[WrittenFile]:
+    return [f for m in messages if m is not None for f in m.files]
+
+
+class _OpenFile:
+    def __init__(
+        self, root: str, relative: str, values: dict[str, str | None], schema: pa.Schema
+    ) -> None:
+        self.root, self.relative, self.values = root, relative, values
+        self.full = os.path.join(root, relative)
+        os.makedirs(os.path.dirname(self.full), exist_ok=True)
+        self.writer: pq.ParquetWriter | None = pq.ParquetWriter(
+            self.full, schema, compression="snappy"
+        )
+        self.stats = FileStats()
+
+    @classmethod
+    def create(cls, request: WriteRequest, values: tuple, schema: pa.Schema) -> _OpenFile:
+        named = dict(zip(request.partition_by, values, strict=True))
+        directory = partition_dir(request.partition_by, named)
+        name = f"part-{uuid.uuid4()}-c000.snappy.parquet"
+        relative = f"{directory}/{name}" if directory else name
+        return cls(_local_path(request.table_uri), relative, named, schema)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        assert self.writer is not None
+        self.writer.write_batch(batch)
+        self.stats.update(batch)
+
+    def close(self) -> WrittenFile:
+        assert self.writer is not None
+        self.writer.close()
+        self.writer = None
+        info = os.stat(self.full)
+        return WrittenFile(
+            path=self.relative,
+            size=info.st_size,
+            partition_values=self.values,
+            modification_time=int(info.st_mtime * 1000),
+            stats=self.stats.to_json(),
+        )
+
+    def discard(self) -> None:
+        try:
+            if self.writer is not None:
+                self.writer.close()
+        finally:
+            if os.path.exists(self.full):
+                os.remove(self.full)
+
+
+def _split_by_partition(
+    batch: pa.RecordBatch, columns: tuple[str, ...]
+) -> Iterator[tuple[tuple, pa.RecordBatch]]:
+    """Yield (partition values as Delta strings, rows of that partition without its columns)."""
+    if not columns:
+        yield (), batch
+        return
+    if batch.num_rows == 0:
+        return
+    data_columns = [n for n in batch.schema.names if n not in columns]
+    keys = pa.Table.from_batches([batch]).select(list(columns)).group_by(list(columns))
+    for key in keys.aggregate([]).to_pylist():
+        mask = None
+        for column in columns:
+            array = batch.column(column)
+            value = key[column]
+            test = (
+                pc.is_null(array)
+                if value is None
+                else pc.equal(array, pa.scalar(value, type=array.type))
+            )
+            test = pc.fill_null(test, False)
+            mask = test if mask is None else pc.and_(mask, test)
+        part = batch.filter(mask).select(data_columns)
+        yield tuple(partition_value(key[c]) for c in columns), part
+
+
+def _local_path(table_uri: str) -> str:
+    if table_uri.startswith("file://"):
+        return table_uri[len("file://") :]
+    if "://" in table_uri:
+        raise ValueError(
+            f"{table_uri}: the delta-rs engine writes to local or mounted paths only; "
+            "use storage.engine: delta-spark for object stores"
+        )
+    return table_uri
+
+
+def add_action_fields(written: WrittenFile) -> dict[str, Any]:
+    return {
+        # deltalake URI-encodes the path into the log itself.
+        "path": written.path,
+        "size": written.size,
+        "partition_values": written.partition_values,
+        "modification_time": written.modification_time or int(time.time() * 1000),
+        "data_change": True,
+        "stats": written.stats,
+    }

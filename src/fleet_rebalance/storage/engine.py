@@ -1,0 +1,60 @@
+"""Which Delta engine writes and reads the tables, and the Spark settings it needs.
+
+`auto` picks Spark's own Delta connector when its classes are on the driver's
+classpath (clusters that ship Delta, or `--delta-packages`), else the embedded delta-rs
+engine, which needs no JVM jars and no network.
+"""
+
+from __future__ import annotations
+
+DELTA_RS = "delta-rs"
+DELTA_SPARK = "delta-spark"
+DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+SCALA_BINARY_VERSION = "2.13"
+
+# Session properties through which write_table/read_table learn the run's context.
+ENGINE_KEY = "spark.fleet_rebalance.storage.engine"
+SCHEMA_EVOLUTION_KEY = "spark.fleet_rebalance.storage.schemaEvolution"
+JOB_KEY = "spark.fleet_rebalance.job"
+RUN_ID_KEY = "spark.fleet_rebalance.runId"
+RUN_DATE_KEY = "spark.fleet_rebalance.runDate"
+
+
+class EngineUnavailableError(RuntimeError):
+    """The configured engine cannot run in this Spark installation."""
+
+
+def choose_engine(configured: str, delta_classes_loadable: bool) -> str:
+    if configured == DELTA_RS:
+        return DELTA_RS
+    if configured == DELTA_SPARK:
+        if not delta_classes_loadable:
+            raise EngineUnavailableError(
+                f"storage.engine is delta-spark but {DELTA_EXTENSION_CLASS} is not on the "
+                "classpath: run with ./spark-submit.sh --delta-packages (needs Maven access), "
+                "use a cluster that ships Delta, or set storage.engine: delta-rs"
+            )
+        return DELTA_SPARK
+    if configured == "auto":
+        return DELTA_SPARK if delta_classes_loadable else DELTA_RS
+    raise ValueError(
+        f"unknown storage engine {configured!r}: expected auto, delta-rs or delta-spark"
+    )
+
+
+def engine_spark_conf(engine: str, schema_evolution: bool) -> dict[str, str]:
+    """Spark properties the chosen engine needs at session creation."""
+    conf = {ENGINE_KEY: engine, SCHEMA_EVOLUTION_KEY: str(schema_evolution).lower()}
+    if engine == DELTA_SPARK:
+        conf["spark.sql.extensions"] = DELTA_EXTENSION_CLASS
+        conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG_CLASS
+        conf["spark.databricks.delta.schema.autoMerge.enabled"] = str(schema_evolution).lower()
+    return conf
+
+
+def delta_maven_coordinates(pyspark_version: str, delta_version: str) -> str:
+    """The delta-spark artifact built for this Spark line (delta-spark >= 4.1 names it
+    delta-spark_<spark major.minor>_<scala>, as delta's own configure_spark_with_delta_pip)."""
+    major_minor = ".".join(pyspark_version.split(".")[:2])
+    return f"io.delta:delta-spark_{major_minor}_{SCALA_BINARY_VERSION}:{delta_version}"

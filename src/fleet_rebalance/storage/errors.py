@@ -1,0 +1,32 @@
+"""Errors the storage layer raises, each naming the table and what was expected."""
+
+from __future__ import annotations
+
+
+class StorageError(RuntimeError):
+    """Base class for Delta read/write failures."""
+
+
+class SchemaMismatchError(StorageError):
+    """A write whose schema differs from the table's."""
+
+
+class UnsupportedTableFeatureError(StorageError):
+    """A table needing a protocol feature the engine cannot honour."""
+
+
+class CommitConflictError(StorageError):
+    """A concurrent transaction made this commit invalid; nothing was committed."""
+
+
+class ReplaceWhereError(StorageError):
+    """replace_where that does not name partitions, or rows outside it."""
+
+
+__all__ = [
+    "CommitConflictError",
+    "ReplaceWhereError",
+    "SchemaMismatchError",
+    "StorageError",
+    "UnsupportedTableFeatureError",
+]

@@ -1,0 +1,91 @@
+from pathlib import Path
+
+import pytest
+
+from fleet_rebalance.config import Config, ConfigError, load_config
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_local_yaml_is_the_embedded_default():
+    config = load_config(PROJECT / "conf" / "local.yaml", base_dir=PROJECT)
+    assert config.master == "local[*]"
+    assert config.warehouse == str(PROJECT / "warehouse")
+    assert config.raw_root == str(PROJECT / "data" / "sample")
+    assert config.storage.engine == "auto"
+    assert config.storage.schema_evolution is False
+    assert config.spark["spark.sql.shuffle.partitions"] == "8"
+
+
+def test_flags_override_the_file_and_paths_become_absolute(tmp_path):
+    path = write(tmp_path, "warehouse: wh\nraw_root: /data/raw\n")
+    config = load_config(path, warehouse="other", base_dir=tmp_path)
+    assert config.warehouse == str(tmp_path / "other")
+    assert config.raw_root == "/data/raw"
+    assert config.table_path("offsets") == str(tmp_path / "other" / "offsets")
+
+
+def test_object_store_paths_are_kept_as_given(tmp_path):
+    config = load_config(write(tmp_path, "warehouse: s3a://bucket/wh\n"))
+    assert config.warehouse == "s3a://bucket/wh"
+
+
+def test_empty_file_gives_defaults(tmp_path):
+    config = load_config(write(tmp_path, ""), base_dir=tmp_path)
+    assert config.master == Config().master
+    assert config.source == str(tmp_path / "job.yaml")
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"nope\.yaml: configuration file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_unknown_key_is_named_with_its_section(tmp_path):
+    with pytest.raises(ConfigError, match=r"job\.yaml: unknown key storage\.engin "):
+        load_config(write(tmp_path, "storage:\n  engin: delta-rs\n"))
+
+
+def test_unknown_top_level_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown key warehous \(known: "):
+        load_config(write(tmp_path, "warehous: x\n"))
+
+
+def test_wrong_type_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"storage\.schema_evolution: expected bool, found str"):
+        load_config(write(tmp_path, "storage:\n  schema_evolution: 'yes please'\n"))
+
+
+def test_bool_is_not_a_string(tmp_path):
+    with pytest.raises(ConfigError, match=r"master: expected str, found bool"):
+        load_config(write(tmp_path, "master: true\n"))
+
+
+def test_bad_engine_lists_the_choices(tmp_path):
+    with pytest.raises(
+        ConfigError,
+        match=r"storage\.engine: expected one of auto, delta-rs, "
+        r"delta-spark, found 'delta'",
+    ):
+        load_config(write(tmp_path, "storage:\n  engine: delta\n"))
+
+
+def test_spark_properties_become_strings(tmp_path):
+    config = load_config(write(tmp_path, "spark:\n  a.b: 4\n  c.d: true\n"))
+    assert config.spark == {"a.b": "4", "c.d": "true"}
+
+
+def test_section_must_be_a_mapping(tmp_path):
+    with pytest.raises(ConfigError, match=r"storage: expected a mapping, found str"):
+        load_config(write(tmp_path, "storage: delta-rs\n"))
+
+
+def test_invalid_yaml(tmp_path):
+    with pytest.raises(ConfigError, match=r"job\.yaml: not valid YAML"):
+        load_config(write(tmp_path, "a: [1,\n"))

@@ -1,0 +1,170 @@
+"""spark-submit.sh's routing of flags, tested without starting Spark."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleet_rebalance.launcher import (
+    UsageError,
+    main,
+    resolve_master,
+    spark_submit_command,
+    split_args,
+)
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def test_job_flags_and_spark_flags_are_separated():
+    launch = split_args(
+        [
+            "ingest",
+            "--date",
+            "2026-11-20",
+            "--master",
+            "yarn",
+            "--conf",
+            "conf/prod.yaml",
+            "--conf",
+            "spark.executor.memory=8g",
+            "--packages",
+            "a:b:1",
+            "--deploy-mode=cluster",
+            "--",
+            "--num-executors",
+            "4",
+        ]
+    )
+    assert launch.job == "ingest"
+    assert launch.job_args == ["--date", "2026-11-20", "--conf", "conf/prod.yaml"]
+    assert launch.master == "yarn"
+    assert launch.deploy_mode == "cluster"
+    assert launch.spark_args == [
+        "--conf",
+        "spark.executor.memory=8g",
+        "--packages",
+        "a:b:1",
+        "--num-executors",
+        "4",
+    ]
+
+
+def test_test_job_passes_everything_to_pytest():
+    launch = split_args(["test", "-k", "config", "--master", "x"])
+    assert launch.job_args == ["-k", "config", "--master", "x"]
+
+
+def test_unknown_job_and_missing_values_are_usage_errors():
+    with pytest.raises(UsageError, match=r"unknown job 'ingset'"):
+        split_args(["ingset"])
+    with pytest.raises(UsageError, match=r"--master needs a value"):
+        split_args(["ingest", "--master"])
+    with pytest.raises(UsageError, match="no job given"):
+        split_args([])
+
+
+def test_master_comes_from_flag_then_conf_then_default(tmp_path):
+    conf = tmp_path / "c.yaml"
+    conf.write_text("master: local[3]\n")
+    assert resolve_master(split_args(["ingest", "--master", "yarn"]), PROJECT) == "yarn"
+    assert resolve_master(split_args(["ingest", "--conf", str(conf)]), PROJECT) == "local[3]"
+    assert resolve_master(split_args(["ingest"]), PROJECT) == "local[*]"
+
+
+def test_local_command_applies_spark_defaults_and_runs_the_job_script():
+    launch = split_args(["nightly", "--date", "2026-11-20"])
+    command = spark_submit_command(launch, PROJECT, Path("/v"), "local[*]", None)
+    assert command[:5] == [
+        "/v/bin/spark-submit",
+        "--master",
+        "local[*]",
+        "--properties-file",
+        str(PROJECT / "conf" / "spark-defaults.conf"),
+    ]
+    assert command[-3:] == [str(PROJECT / "jobs" / "nightly.py"), "--date", "2026-11-20"]
+    assert "--archives" not in command
+
+
+def test_cluster_command_ships_the_packed_venv():
+    launch = split_args(["nightly", "--master", "spark://127.0.0.1:7077"])
+    command = spark_submit_command(
+        launch, PROJECT, Path("/v"), "spark://127.0.0.1:7077", "io.delta:delta-spark_4.1_2.13:4.4.1"
+    )
+    joined = " ".join(command)
+    assert f"--archives {PROJECT / '.venv.tar.gz'}#environment" in joined
+    assert "spark.pyspark.python=./environment/bin/python" in joined
+    assert "spark.pyspark.driver.python=/v/bin/python" in joined
+    assert "--packages io.delta:delta-spark_4.1_2.13:4.4.1" in joined
+
+
+def test_cluster_deploy_mode_runs_the_driver_in_the_archive_too():
+    launch = split_args(["nightly", "--master", "yarn", "--deploy-mode", "cluster"])
+    command = spark_submit_command(launch, PROJECT, Path("/v"), "yarn", None)
+    assert "spark.pyspark.driver.python=./environment/bin/python" in command
+
+
+def test_missing_job_says_not_available_and_fails(tmp_path, monkeypatch, capsys):
+    (tmp_path / "jobs").mkdir()
+    monkeypatch.setenv("FLEET_PROJECT_DIR", str(tmp_path))
+    assert main(["replay", "--date", "2026-11-20"]) == 2
+    assert "job 'replay' is not available yet" in capsys.readouterr().err
+
+
+def test_help_lists_every_job(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for job in ("ingest", "replay", "metrics", "nightly", "sql", "generate", "test"):
+        assert f"  {job} " in out
+    assert "--delta-packages" in out
+
+
+def test_nightly_help_lists_pipeline_flags():
+    result = subprocess.run(
+        [sys.executable, str(PROJECT / "jobs" / "nightly.py"), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for flag in ("--conf", "--raw-root", "--warehouse", "--date", "--all"):
+        assert flag in result.stdout
+
+
+def _fake_bin(tmp_path: Path, java_version: str | None) -> Path:
+    """A PATH with the few tools spark-submit.sh needs before its Java check."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "awk", "cut", "env"):
+        os.symlink(
+            subprocess.check_output(["bash", "-c", f"command -v {tool}"], text=True).strip(),
+            bin_dir / tool,
+        )
+    if java_version:
+        java = bin_dir / "java"
+        java.write_text(f"#!{bin_dir}/bash\necho 'openjdk version \"{java_version}\" 2021' >&2\n")
+        java.chmod(0o755)
+    return bin_dir
+
+
+@pytest.mark.parametrize(
+    ("java", "message"),
+    [
+        (None, "Java 17 or newer is required but 'java' was not found"),
+        ("11.0.20", "Java 17 or newer is required, found '11.0.20'"),
+        ("1.8.0_392", "Java 17 or newer is required, found '1.8.0_392'"),
+    ],
+)
+def test_spark_submit_sh_refuses_missing_or_old_java(tmp_path, java, message):
+    bin_dir = _fake_bin(tmp_path, java)
+    result = subprocess.run(
+        [str(bin_dir / "bash"), str(PROJECT / "spark-submit.sh"), "nightly"],
+        env={"PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"spark-submit.sh: {message}")

@@ -1,0 +1,385 @@
+"""The delta-rs engine end to end: real Spark jobs, real Delta tables on disk."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pyspark.sql.functions as F
+import pytest
+from chispa import assert_df_equality
+from deltalake import DeltaTable
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DateType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from fleet_rebalance.storage import (
+    CommitConflictError,
+    ReplaceWhereError,
+    SchemaMismatchError,
+    UnsupportedTableFeatureError,
+    read_table,
+    write_table,
+)
+
+pytestmark = pytest.mark.spark
+UTC = dt.UTC
+D19, D20 = dt.date(2026, 11, 19), dt.date(2026, 11, 20)
+
+TP = StructType([StructField("topic", StringType()), StructField("partition", IntegerType())])
+SCHEMA = StructType(
+    [
+        StructField("group_id", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("lag", LongType()),
+        StructField("skew", DoubleType()),
+        StructField("inferred", BooleanType()),
+        StructField("captured_at", TimestampType()),
+        StructField("assignment", ArrayType(TP)),
+        StructField("capture_date", DateType()),
+    ]
+)
+
+
+def rows_for(day: dt.date, groups: list[str], lag: int = 10) -> list[tuple]:
+    at = dt.datetime(day.year, day.month, day.day, 9, 10, 0, 123456, tzinfo=UTC)
+    return [
+        (g, i, lag + i, 1.5, i % 2 == 0, at, [("orders", i), ("audit", 0)], day)
+        for i, g in enumerate(groups)
+    ]
+
+
+NULL_ROW = (None, None, None, None, None, None, None, D19)
+
+
+@pytest.fixture
+def table(tmp_path) -> str:
+    return str(tmp_path / "offsets")
+
+
+def df_of(spark, rows):
+    return spark.createDataFrame(rows, SCHEMA)
+
+
+def sort(df):
+    return df.orderBy(*[F.col(c).asc_nulls_first() for c in ("capture_date", "group_id", "lag")])
+
+
+def test_round_trip_of_every_type_including_nulls_and_nested(spark, table):
+    expected = df_of(spark, [*rows_for(D19, ["a", "b"]), NULL_ROW, *rows_for(D20, ["c"])])
+    write_table(expected, table, partition_by=("capture_date",))
+    actual = read_table(spark, table)
+    assert actual.schema.simpleString() == SCHEMA.simpleString()
+    assert_df_equality(sort(actual), sort(expected), ignore_nullable=True)
+    assert sorted(p.name for p in Path(table).iterdir()) == [
+        "_delta_log",
+        "capture_date=2026-11-19",
+        "capture_date=2026-11-20",
+    ]
+
+
+def test_tables_open_with_deltalake_with_the_same_rows(spark, table):
+    df = df_of(spark, [*rows_for(D19, ["a", "b"]), NULL_ROW, *rows_for(D20, ["c"])]).coalesce(1)
+    write_table(df, table, partition_by=("capture_date",))
+    via_deltalake = DeltaTable(table).to_pyarrow_table()
+    via_spark = spark.createDataFrame(via_deltalake.to_pandas(), SCHEMA)
+    assert_df_equality(sort(via_spark), sort(read_table(spark, table)), ignore_nullable=True)
+    stats = pa.table(DeltaTable(table).get_add_actions(flatten=True)).to_pylist()
+    assert sorted(s["num_records"] for s in stats) == [1, 3]
+    day19 = next(s for s in stats if s["partition.capture_date"] == D19)
+    assert (day19["min.lag"], day19["max.lag"], day19["null_count.lag"]) == (10, 11, 1)
+
+
+def test_append_adds_rows(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
+    write_table(df_of(spark, rows_for(D19, ["b"])), table, partition_by=("capture_date",))
+    assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
+    assert DeltaTable(table).version() == 1
+
+
+def test_overwrite_replaces_the_whole_table(spark, table):
+    write_table(
+        df_of(spark, rows_for(D19, ["a"]) + rows_for(D20, ["b"])),
+        table,
+        partition_by=("capture_date",),
+    )
+    write_table(
+        df_of(spark, rows_for(D20, ["c"])), table, mode="overwrite", partition_by=("capture_date",)
+    )
+    assert [r.group_id for r in read_table(spark, table).collect()] == ["c"]
+
+
+def test_replace_where_replaces_one_date_and_leaves_others_untouched(spark, table):
+    write_table(
+        df_of(spark, rows_for(D19, ["a", "b"]) + rows_for(D20, ["c", "d"])),
+        table,
+        partition_by=("capture_date",),
+    )
+    before = read_table(spark, table).filter(F.col("capture_date") == D19)
+    write_table(
+        df_of(spark, rows_for(D20, ["e"], lag=99)),
+        table,
+        mode="overwrite",
+        partition_by=("capture_date",),
+        replace_where={"capture_date": D20},
+    )
+    after = read_table(spark, table)
+    assert_df_equality(sort(after.filter(F.col("capture_date") == D19)), sort(before))
+    assert [(r.group_id, r.lag) for r in after.filter(F.col("capture_date") == D20).collect()] == [
+        ("e", 99)
+    ]
+
+
+def test_rerunning_a_date_is_idempotent(spark, table):
+    day = df_of(spark, rows_for(D20, ["a", "b"]))
+    for _ in range(2):
+        write_table(
+            day,
+            table,
+            mode="overwrite",
+            partition_by=("capture_date",),
+            replace_where={"capture_date": "2026-11-20"},
+        )
+    assert read_table(spark, table).count() == 2
+
+
+def test_replace_where_refuses_rows_outside_it(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
+    with pytest.raises(ReplaceWhereError, match=r"hold rows outside replace_where"):
+        write_table(
+            df_of(spark, rows_for(D19, ["x"]) + rows_for(D20, ["y"])),
+            table,
+            mode="overwrite",
+            partition_by=("capture_date",),
+            replace_where={"capture_date": D20},
+        )
+    assert [r.group_id for r in read_table(spark, table).collect()] == ["a"]
+    assert _unreferenced_files(table) == []
+
+
+def test_empty_writes_create_the_table_and_empty_a_partition(spark, table):
+    empty = spark.createDataFrame([], SCHEMA)
+    write_table(empty, table, partition_by=("capture_date",))
+    assert read_table(spark, table).count() == 0
+    assert read_table(spark, table).schema.simpleString() == SCHEMA.simpleString()
+    write_table(
+        df_of(spark, rows_for(D19, ["a"]) + rows_for(D20, ["b"])),
+        table,
+        partition_by=("capture_date",),
+    )
+    write_table(
+        empty,
+        table,
+        mode="overwrite",
+        partition_by=("capture_date",),
+        replace_where={"capture_date": D20},
+    )
+    assert [r.group_id for r in read_table(spark, table).collect()] == ["a"]
+
+
+def test_time_travel_reads_older_versions(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
+    write_table(
+        df_of(spark, rows_for(D19, ["b"])), table, mode="overwrite", partition_by=("capture_date",)
+    )
+    assert [r.group_id for r in read_table(spark, table, version=0).collect()] == ["a"]
+    assert [r.group_id for r in read_table(spark, table, version=1).collect()] == ["b"]
+    with pytest.raises(Exception, match=r"cannot load version 7"):
+        read_table(spark, table, version=7)
+
+
+def test_schema_mismatch_names_the_columns(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
+    bad = (
+        df_of(spark, rows_for(D19, ["b"]))
+        .withColumn("lag", F.col("lag").cast("int"))
+        .withColumn("host", F.lit("/10.0.0.1"))
+        .drop("skew")
+    )
+    with pytest.raises(
+        SchemaMismatchError,
+        match=r"schema mismatch in columns: lag \(table long, write integer\); "
+        r"skew \(missing from the write\); host \(not in the table; "
+        r"schema_evolution is off\)",
+    ):
+        write_table(bad, table, partition_by=("capture_date",))
+
+
+def test_schema_evolution_adds_nullable_columns(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
+    wider = df_of(spark, rows_for(D19, ["b"])).withColumn("rack", F.lit("use1-az1"))
+    spark.conf.set("spark.fleet_rebalance.storage.schemaEvolution", "true")
+    try:
+        write_table(wider, table, partition_by=("capture_date",))
+    finally:
+        spark.conf.set("spark.fleet_rebalance.storage.schemaEvolution", "false")
+    rows = {r.group_id: r.rack for r in read_table(spark, table).collect()}
+    assert rows == {"a": None, "b": "use1-az1"}
+
+
+def test_partitioning_must_match(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
+    with pytest.raises(SchemaMismatchError, match=r"partitioned by \['capture_date'\]"):
+        write_table(df_of(spark, rows_for(D19, ["b"])), table)
+
+
+def test_commit_info_records_job_run_id_and_date(spark, table):
+    spark.conf.set("spark.fleet_rebalance.runDate", "2026-11-20")
+    write_table(
+        df_of(spark, rows_for(D20, ["a"])),
+        table,
+        partition_by=("capture_date",),
+        commit_info={"rows": 1},
+    )
+    commit = DeltaTable(table).history(1)[0]
+    assert commit["job"] == "pytest"
+    assert commit["runDate"] == "2026-11-20"
+    assert len(commit["runId"]) == 32
+    assert commit["rows"] == 1
+
+
+def test_concurrent_appends_both_land(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["seed"])), table, partition_by=("capture_date",))
+    errors: list[BaseException] = []
+
+    def append(name: str) -> None:
+        try:
+            write_table(df_of(spark, rows_for(D19, [name])), table, partition_by=("capture_date",))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=append, args=(n,)) for n in ("left", "right")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(r.group_id for r in read_table(spark, table).collect()) == [
+        "left",
+        "right",
+        "seed",
+    ]
+    assert DeltaTable(table).version() == 2
+
+
+def test_concurrent_overwrites_of_one_date_never_duplicate(spark, table):
+    write_table(df_of(spark, rows_for(D20, ["seed"])), table, partition_by=("capture_date",))
+    outcomes: dict[str, BaseException | None] = {}
+
+    def overwrite(name: str) -> None:
+        try:
+            write_table(
+                df_of(spark, rows_for(D20, [name, name + "2"])),
+                table,
+                mode="overwrite",
+                partition_by=("capture_date",),
+                replace_where={"capture_date": D20},
+            )
+            outcomes[name] = None
+        except BaseException as exc:
+            outcomes[name] = exc
+
+    threads = [threading.Thread(target=overwrite, args=(n,)) for n in ("left", "right")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failures = [e for e in outcomes.values() if e is not None]
+    assert all(isinstance(e, CommitConflictError) for e in failures), failures
+    assert len(failures) < 2
+    names = sorted(r.group_id for r in read_table(spark, table).collect())
+    assert names in (["left", "left2"], ["right", "right2"])
+    assert _unreferenced_files(table) == []
+
+
+def test_failed_job_commits_nothing_and_leaves_no_files(spark, table):
+    write_table(df_of(spark, rows_for(D19, ["a", "b"])), table, partition_by=("capture_date",))
+
+    @F.udf("long")
+    def explode_on_poison(group_id, lag):
+        if group_id == "poison":
+            raise ValueError("task failed half-way")
+        return lag
+
+    rows = rows_for(D20, [f"g{i}" for i in range(40)] + ["poison"])
+    failing = (
+        df_of(spark, rows)
+        .repartition(4, "group_id")
+        .withColumn("lag", explode_on_poison("group_id", "lag"))
+    )
+    with pytest.raises(Exception, match="task failed half-way"):
+        write_table(failing, table, partition_by=("capture_date",))
+    assert DeltaTable(table).version() == 0
+    assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
+    assert _unreferenced_files(table) == []
+
+
+def test_tables_needing_unsupported_reader_features_are_refused(spark, tmp_path):
+    log = tmp_path / "dv" / "_delta_log"
+    log.mkdir(parents=True)
+    actions = [
+        {
+            "protocol": {
+                "minReaderVersion": 3,
+                "minWriterVersion": 7,
+                "readerFeatures": ["deletionVectors"],
+                "writerFeatures": ["deletionVectors"],
+            }
+        },
+        {
+            "metaData": {
+                "id": "d1",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": SCHEMA.json(),
+                "partitionColumns": [],
+                "configuration": {"delta.enableDeletionVectors": "true"},
+                "createdTime": 0,
+            }
+        },
+    ]
+    (log / "00000000000000000000.json").write_text("\n".join(json.dumps(a) for a in actions))
+    with pytest.raises(UnsupportedTableFeatureError, match=r"cannot read .*deletionVectors"):
+        read_table(spark, str(tmp_path / "dv"))
+    with pytest.raises(UnsupportedTableFeatureError, match=r"cannot write .*deletionVectors"):
+        write_table(df_of(spark, rows_for(D19, ["a"])), str(tmp_path / "dv"))
+
+
+def test_reading_a_missing_table_says_so(spark, tmp_path):
+    with pytest.raises(Exception, match=r"not a Delta table"):
+        read_table(spark, str(tmp_path / "nothing"))
+
+
+def test_unpartitioned_tables_and_odd_partition_values(spark, tmp_path):
+    df = df_of(spark, rows_for(D19, ["a", "b"])).withColumn(
+        "cluster", F.when(F.col("group_id") == "a", "prod:east 1").otherwise(None)
+    )
+    write_table(df, str(tmp_path / "flat"))
+    write_table(df, str(tmp_path / "odd"), partition_by=("cluster",))
+    for name in ("flat", "odd"):
+        assert_df_equality(
+            read_table(spark, str(tmp_path / name)).orderBy("group_id").select(*df.columns),
+            df.orderBy("group_id"),
+            ignore_nullable=True,
+        )
+
+
+def _unreferenced_files(table: str) -> list[str]:
+    """Parquet files no version of the table references (removed files stay for time travel)."""
+    latest = DeltaTable(table).version()
+    referenced = {
+        Path(u) for v in range(latest + 1) for u in DeltaTable(table, version=v).file_uris()
+    }
+    on_disk = {p for p in Path(table).rglob("*.parquet")}
+    return sorted(str(p) for p in on_disk - referenced)
