@@ -383,3 +383,25 @@ def _unreferenced_files(table: str) -> list[str]:
     }
     on_disk = {p for p in Path(table).rglob("*.parquet")}
     return sorted(str(p) for p in on_disk - referenced)
+
+
+def test_round_trip_between_spark_and_deltalake_writers(spark, table):
+    """deltalake writes, we read; we overwrite a date, deltalake reads: same rows both ways."""
+    from deltalake import write_deltalake
+
+    first = df_of(spark, rows_for(D19, ["a"]) + rows_for(D20, ["b"]))
+    write_deltalake(table, first.toArrow(), partition_by=["capture_date"])
+    assert_df_equality(sort(read_table(spark, table)), sort(first), ignore_nullable=True)
+
+    second = df_of(spark, rows_for(D20, ["c", "d"]))
+    write_table(
+        second,
+        table,
+        mode="overwrite",
+        partition_by=("capture_date",),
+        replace_where={"capture_date": D20},
+    )
+    expected = sort(first.filter(F.col("capture_date") == D19).unionByName(second))
+    via_deltalake = spark.createDataFrame(DeltaTable(table).to_pyarrow_table().to_pandas(), SCHEMA)
+    assert_df_equality(sort(via_deltalake), expected, ignore_nullable=True)
+    assert_df_equality(sort(read_table(spark, table)), expected, ignore_nullable=True)

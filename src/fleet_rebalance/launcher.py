@@ -7,6 +7,7 @@ pyspark's spark-submit. `--conf FILE` (no `=`) is the job's YAML configuration.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -208,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         launch = split_args(sys.argv[1:] if argv is None else argv)
         if launch.help and not launch.job:
-            print(USAGE)
+            with contextlib.suppress(BrokenPipeError):  # `--help | head`
+                print(USAGE)
             return 0
         if launch.job == "test":
             return subprocess.call([sys.executable, "-m", "pytest", *launch.job_args], cwd=project)

@@ -1,0 +1,21 @@
+import pytest
+
+from fleet_rebalance.session import _class_loadable
+from fleet_rebalance.storage.engine import DELTA_EXTENSION_CLASS, ENGINE_KEY, JOB_KEY
+
+pytestmark = pytest.mark.spark
+
+
+def test_session_is_utc_with_arrow_and_aqe(spark):
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    assert spark.conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+    assert spark.sparkContext.appName == "fleet_rebalance:pytest"
+    assert spark.conf.get(JOB_KEY) == "pytest"
+    assert spark.conf.get(ENGINE_KEY) == "delta-rs"
+
+
+def test_the_delta_probe_sees_the_driver_classpath(spark):
+    assert _class_loadable("org.apache.spark.sql.SparkSession")
+    # No Delta jars here (no Maven access): auto must fall back to delta-rs.
+    assert not _class_loadable(DELTA_EXTENSION_CLASS)
