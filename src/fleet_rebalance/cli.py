@@ -24,7 +24,7 @@ class JobArgs:
 
 def iso_date(text: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text)
+        return dt.datetime.strptime(text, "%Y-%m-%d").date()
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, found {text!r}") from exc
 
