@@ -1,0 +1,1 @@
+"""Example assignor plug-ins."""

@@ -1,0 +1,30 @@
+"""Kafka's MemberInfo order and the inputs every client assignor derives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fleet_rebalance.assignors.java import member_order, string_key
+from fleet_rebalance.assignors.types import Subscription
+
+
+def member_info_key(member_id: str, subscription: Subscription) -> tuple:
+    """MemberInfo.compareTo: static members first, by group.instance.id, then by member id.
+    Two members with the same instance id compare equal (the sort is stable)."""
+    if subscription.group_instance_id is not None:
+        return (0, string_key(subscription.group_instance_id), b"")
+    return (1, b"", string_key(member_id))
+
+
+def sorted_members(members: list[str], subscriptions: Mapping[str, Subscription]) -> list[str]:
+    return sorted(members, key=lambda m: member_info_key(m, subscriptions[m]))
+
+
+def leader_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """Member ids as the leader's subscriptions HashMap iterates them."""
+    return member_order(subscriptions)
+
+
+def member_rack(subscription: Subscription) -> str | None:
+    """Kafka ignores an empty client.rack."""
+    return subscription.rack or None

@@ -1,0 +1,54 @@
+"""Kafka's RoundRobinAssignor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fleet_rebalance.assignors.java import string_key
+from fleet_rebalance.assignors.members import leader_order, sorted_members
+from fleet_rebalance.assignors.types import (
+    Assignment,
+    PartitionRacks,
+    Subscription,
+    TopicPartition,
+    sorted_assignment,
+    validate_input,
+)
+
+
+class RoundRobinAssignor:
+    """All partitions, sorted by topic then partition, dealt to members in MemberInfo
+    order in a circle; a member not subscribed to the partition's topic is skipped.
+
+    Example: C0, C1, C2 all on t0..t3 (2 partitions each) -> C0 [t0-0, t1-1, t3-0],
+    C1 [t0-1, t2-0, t3-1], C2 [t1-0, t2-1]. Invariants: every partition of a subscribed
+    topic has exactly one owner; balanced (counts differ by <= 1) when all members
+    subscribe to the same topics. Not sticky, not rack-aware.
+    """
+
+    name = "roundrobin"
+    protocol = "eager"
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> Assignment:
+        validate_input(partitions_per_topic, subscriptions)
+        members = sorted_members(leader_order(subscriptions), subscriptions)
+        assignment: dict[str, list[TopicPartition]] = {m: [] for m in members}
+        if not members:
+            return {}
+        topics = sorted({t for s in subscriptions.values() for t in s.topics}, key=string_key)
+        position = 0
+        for topic in topics:
+            count = partitions_per_topic.get(topic)
+            if count is None:
+                continue
+            for partition in range(count):
+                while topic not in subscriptions[members[position]].topic_set:
+                    position = (position + 1) % len(members)
+                assignment[members[position]].append(TopicPartition(topic, partition))
+                position = (position + 1) % len(members)
+        return sorted_assignment(assignment, members)

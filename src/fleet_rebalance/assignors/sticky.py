@@ -1,0 +1,585 @@
+"""Kafka's StickyAssignor and CooperativeStickyAssignor (AbstractStickyAssignor)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fleet_rebalance.assignors.java import string_key
+from fleet_rebalance.assignors.members import leader_order
+from fleet_rebalance.assignors.sticky_support import (
+    PartitionMovements,
+    PreviousOwnership,
+    RackInfo,
+    SortedConsumers,
+    log,
+    previous_ownership,
+    valid_owned,
+)
+from fleet_rebalance.assignors.types import (
+    DEFAULT_GENERATION,
+    Assignment,
+    PartitionRacks,
+    Subscription,
+    TopicPartition,
+    sorted_assignment,
+    validate_input,
+)
+
+
+class KafkaAssignorError(RuntimeError):
+    """Kafka's own assignor would throw here (IllegalStateException, NullPointerException)."""
+
+
+class StickyAssignor:
+    """Balance first, then keep as many previous owners as possible (Kafka's StickyAssignor).
+
+    Rule: every member gets floor(P/M) or ceil(P/M) partitions when all members subscribe
+    to the same topics (the constrained path), otherwise the most balanced assignment the
+    subscriptions allow (the general path); within that, each partition stays with its
+    previous owner (owned_partitions, highest generation wins a contested partition; one
+    claimed twice in the same generation is revoked from both, with an error log line).
+    Example: C0 [t0-0, t1-1, t3-0], C1 [t0-1, t2-0, t3-1], C2 [t1-0, t2-1]; C1 leaves ->
+    C0 [t0-0, t0-1, t1-1, t3-0], C2 [t1-0, t2-0, t2-1, t3-1]: 5 of 8 partitions stay put
+    (roundrobin keeps 3). Invariants: validity (each partition of a subscribed topic owned
+    by exactly one subscriber), balance, stickiness; balance wins over stickiness, and
+    rack locality (KIP-881) over stickiness but not over balance.
+    """
+
+    name = "sticky"
+    protocol = "eager"
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> Assignment:
+        validate_input(partitions_per_topic, subscriptions)
+        assignment, _ = self._assign(partitions_per_topic, subscriptions, partition_racks)
+        return sorted_assignment(assignment, subscriptions)
+
+    def _assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None,
+    ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str] | None]:
+        """The assignment and, on the constrained path, the partitions changing owner."""
+        if not subscriptions:
+            return {}, {}
+        order = leader_order(subscriptions)
+        subscribed = {t for s in subscriptions.values() for t in s.topics}
+        topics = {t: n for t, n in partitions_per_topic.items() if t in subscribed and n > 0}
+        rack_info = RackInfo(order, subscriptions, topics, partition_racks)
+        previous = previous_ownership(order, subscriptions, topics)
+        if previous.all_equal:
+            builder = _ConstrainedBuilder(topics, rack_info, previous)
+            return builder.build(), builder.transferring
+        general = _GeneralBuilder(topics, rack_info, previous, subscriptions, order)
+        return general.build(), None
+
+
+class CooperativeStickyAssignor(StickyAssignor):
+    """The sticky target minus every partition that changes owner this round.
+
+    Under the cooperative protocol an owner first revokes what it loses; the partition
+    is handed out in the follow-up rebalance (call assign again with the new owned
+    partitions). Same invariants as sticky, except that after the first round a moving
+    partition is owned by nobody.
+    """
+
+    name = "cooperative-sticky"
+    protocol = "cooperative"
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> Assignment:
+        validate_input(partitions_per_topic, subscriptions)
+        assignment, transferring = self._assign(
+            partitions_per_topic, subscriptions, partition_racks
+        )
+        if transferring is None:
+            transferring = _transferring(subscriptions, assignment)
+        for tp, consumer in transferring.items():
+            if tp in assignment[consumer]:
+                assignment[consumer].remove(tp)
+        return sorted_assignment(assignment, subscriptions)
+
+
+def _transferring(
+    subscriptions: Mapping[str, Subscription], assignment: Mapping[str, list[TopicPartition]]
+) -> dict[TopicPartition, str]:
+    added: dict[TopicPartition, str] = {}
+    revoked: set[TopicPartition] = set()
+    for consumer, assigned in assignment.items():
+        owned = subscriptions[consumer].owned_partitions
+        owned_set, assigned_set = set(owned), set(assigned)
+        for tp in assigned:
+            if tp not in owned_set:
+                added[tp] = consumer
+        revoked.update(tp for tp in owned if tp not in assigned_set)
+    return {tp: c for tp, c in added.items() if tp in revoked}
+
+
+class _ConstrainedBuilder:
+    """Every member subscribes to the same topics: quotas are known up front."""
+
+    def __init__(
+        self, topics: Mapping[str, int], rack_info: RackInfo, previous: PreviousOwnership
+    ) -> None:
+        self.topics = topics
+        self.rack_info = rack_info
+        self.current = previous.owned
+        self.multiple_owners = previous.multiple_owners
+        total = sum(topics.values())
+        members = len(self.current)
+        self.min_quota = total // members
+        self.max_quota = -(-total // members)
+        self.expected_over_min = total % members
+        self.current_over_min = 0
+        self.assignment: dict[str, list[TopicPartition]] = {c: [] for c in self.current}
+        self.maybe_revoked: dict[TopicPartition, str] = {}
+        self.transferring: dict[TopicPartition, str] = {}
+        self.under_min: list[str] = []
+        self.exactly_min: list[str] = []
+
+    def build(self) -> dict[str, list[TopicPartition]]:
+        assigned = self._assign_owned()
+        unassigned = self._unassigned(assigned)
+        self.under_min.sort(key=string_key)
+        self.exactly_min.sort(key=string_key)
+        unassigned = self.rack_info.sort_by_rack_consumers(unassigned)
+        unassigned = self._assign_rack_aware_round_robin(unassigned)
+        self._assign_round_robin(unassigned)
+        self._verify_unfilled()
+        return self.assignment
+
+    def _assign_owned(self) -> list[TopicPartition]:
+        assigned: list[TopicPartition] = []
+        for consumer, claimed in self.current.items():
+            owned = []
+            for tp in claimed:
+                if self.rack_info.racks_mismatch(consumer, tp):
+                    self.maybe_revoked[tp] = consumer
+                else:
+                    owned.append(tp)
+            owned.sort(key=lambda tp: (tp.partition, string_key(tp.topic)))
+            for tp in self.multiple_owners:
+                if tp in owned:
+                    log.error(
+                        "Found partition %s still claimed as owned by consumer %s, despite "
+                        "being claimed by multiple consumers already in the same generation. "
+                        "Removing it from the ownedPartitions",
+                        tp,
+                        consumer,
+                    )
+                    owned.remove(tp)
+            mine = self.assignment[consumer]
+            if len(owned) < self.min_quota:
+                mine.extend(owned)
+                assigned.extend(owned)
+                self.under_min.append(consumer)
+            elif len(owned) >= self.max_quota and self.current_over_min < self.expected_over_min:
+                self.current_over_min += 1
+                if self.current_over_min == self.expected_over_min:
+                    self.exactly_min.clear()
+                keep = self.max_quota
+                mine.extend(owned[:keep])
+                assigned.extend(owned[:keep])
+                for tp in owned[keep:]:
+                    self.maybe_revoked[tp] = consumer
+            else:
+                keep = self.min_quota
+                mine.extend(owned[:keep])
+                assigned.extend(owned[:keep])
+                for tp in owned[keep:]:
+                    self.maybe_revoked[tp] = consumer
+                if self.current_over_min < self.expected_over_min:
+                    self.exactly_min.append(consumer)
+        return assigned
+
+    def _unassigned(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
+        taken = set(assigned)
+        return [
+            TopicPartition(t, p)
+            for t in sorted(self.topics, key=string_key)
+            for p in range(self.topics[t])
+            if TopicPartition(t, p) not in taken
+        ]
+
+    def _assign_rack_aware_round_robin(
+        self, unassigned: list[TopicPartition]
+    ) -> list[TopicPartition]:
+        if not self.rack_info.consumer_racks:
+            return unassigned
+        remaining = []
+        next_index = 0
+        for tp in unassigned:
+            consumer = None
+            index = self.rack_info.next_rack_consumer(tp, self.under_min, next_index)
+            if index >= 0:
+                consumer = self.under_min[index]
+                count = len(self.assignment[consumer]) + 1
+                if count >= self.min_quota:
+                    self.under_min.remove(consumer)
+                    if count < self.max_quota and self.current_over_min < self.expected_over_min:
+                        self.exactly_min.append(consumer)
+                else:
+                    index += 1
+                next_index = index % len(self.under_min) if self.under_min else 0
+            elif self.exactly_min:
+                first = self.rack_info.next_rack_consumer(tp, self.exactly_min, 0)
+                if first >= 0:
+                    consumer = self.exactly_min[first]
+                    if len(self.assignment[consumer]) + 1 == self.max_quota:
+                        del self.exactly_min[first]
+                        self.current_over_min += 1
+                        if self.current_over_min == self.expected_over_min:
+                            self.exactly_min.clear()
+            if consumer is None:
+                remaining.append(tp)
+            else:
+                self._assign_new(tp, consumer)
+        return remaining
+
+    def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
+        # A Java iterator over under_min that survives its own remove() calls.
+        cursor = 0
+        for position, tp in enumerate(unassigned):
+            from_iterator = True
+            if cursor < len(self.under_min):
+                consumer = self.under_min[cursor]
+                cursor += 1
+            elif not self.under_min and not self.exactly_min:
+                log.error(
+                    "No more unfilled consumers to be assigned. The remaining unassigned "
+                    "partitions are: %s",
+                    unassigned[position:],
+                )
+                raise KafkaAssignorError("No more unfilled consumers to be assigned.")
+            elif not self.under_min:
+                consumer = self.exactly_min.pop(0)
+                from_iterator = False
+            else:
+                cursor = 0
+                consumer = self.under_min[cursor]
+                cursor += 1
+            count = self._assign_new(tp, consumer)
+            if count == self.min_quota:
+                if from_iterator:
+                    cursor -= 1
+                    del self.under_min[cursor]
+                self.exactly_min.append(consumer)
+            elif count == self.max_quota:
+                self.current_over_min += 1
+                if (
+                    self.current_over_min == self.expected_over_min
+                    and position != len(unassigned) - 1
+                ):
+                    log.error(
+                        "Filled the last member up to maxQuota but still had partitions "
+                        "remaining to assign, will continue but this indicates a bug in "
+                        "the assignment."
+                    )
+
+    def _assign_new(self, tp: TopicPartition, consumer: str) -> int:
+        mine = self.assignment[consumer]
+        mine.append(tp)
+        previous_owner = self.maybe_revoked.get(tp)
+        if (
+            previous_owner is not None and previous_owner != consumer
+        ) or tp in self.multiple_owners:
+            self.transferring[tp] = consumer
+        return len(mine)
+
+    def _verify_unfilled(self) -> None:
+        if not self.under_min:
+            return
+        if self.current_over_min != self.expected_over_min:
+            raise KafkaAssignorError(
+                "We haven't reached the expected number of members with more than the minQuota "
+                "partitions, but no more partitions to be assigned"
+            )
+        for member in self.under_min:
+            if len(self.assignment[member]) != self.min_quota:
+                raise KafkaAssignorError(
+                    f"Consumer: [{member}] doesn't reach minQuota partitions, and no more "
+                    "partitions to be assigned"
+                )
+
+
+class _GeneralBuilder:
+    """Members subscribe to different topics: greedy fill, then moves that improve balance."""
+
+    def __init__(
+        self,
+        topics: Mapping[str, int],
+        rack_info: RackInfo,
+        previous: PreviousOwnership,
+        subscriptions: Mapping[str, Subscription],
+        order: list[str],
+    ) -> None:
+        self.topics = topics
+        self.rack_info = rack_info
+        self.subscriptions = subscriptions
+        self.order = order
+        self.max_generation = previous.max_generation
+        self.total = sum(topics.values())
+        self.topic_consumers: dict[str, list[str]] = {t: [] for t in topics}
+        self.consumer_topics: dict[str, list[str]] = {}
+        for consumer in order:
+            mine = [t for t in dict.fromkeys(subscriptions[consumer].topics) if t in topics]
+            self.consumer_topics[consumer] = mine
+            for topic in mine:
+                self.topic_consumers[topic].append(consumer)
+        # Ordered sets: O(1) membership, Kafka's list order kept for iteration.
+        self.current: dict[str, dict[TopicPartition, None]] = {
+            c: dict.fromkeys(previous.owned[c]) for c in order
+        }
+        self.partition_consumer = {tp: c for c, tps in self.current.items() for tp in tps}
+        sorted_topics = sorted(
+            self.topic_consumers, key=lambda t: (len(self.topic_consumers[t]), string_key(t))
+        )
+        self.sorted_partitions = [
+            TopicPartition(t, p) for t in sorted_topics for p in range(topics[t])
+        ]
+        self.sorted_consumers = SortedConsumers(lambda c: len(self.current[c]))
+        self.revocation_required = False
+        self.movements = PartitionMovements()
+
+    def build(self) -> dict[str, list[TopicPartition]]:
+        previous = self._previous_assignment()
+        assigned = self._assign_owned()
+        unassigned = self._unassigned(assigned)
+        for consumer in self.current:
+            self.sorted_consumers.add(consumer)
+        self._balance(previous, unassigned)
+        return {c: list(tps) for c, tps in self.current.items()}
+
+    def _previous_assignment(self) -> dict[TopicPartition, tuple[str, int]]:
+        """Older generations' claims, to move partitions back to a previous owner."""
+        previous: dict[TopicPartition, tuple[str, int]] = {}
+        for consumer in self.order:
+            subscription = self.subscriptions[consumer]
+            generation = subscription.generation
+            if DEFAULT_GENERATION < generation < self.max_generation or (
+                generation <= DEFAULT_GENERATION < self.max_generation
+            ):
+                generation = max(generation, DEFAULT_GENERATION)
+                for tp in valid_owned(subscription, self.topics):
+                    held = previous.get(tp)
+                    if held is None or generation > held[1]:
+                        previous[tp] = (consumer, generation)
+        return previous
+
+    def _assign_owned(self) -> list[TopicPartition]:
+        assigned = []
+        for consumer, partitions in self.current.items():
+            subscription = self.subscriptions[consumer]
+            for tp in list(partitions):
+                if tp.topic not in self.topic_consumers:
+                    del partitions[tp]
+                    self.partition_consumer.pop(tp, None)
+                elif tp.topic not in subscription.topic_set or self.rack_info.racks_mismatch(
+                    consumer, tp
+                ):
+                    del partitions[tp]
+                    self.revocation_required = True
+                else:
+                    assigned.append(tp)
+        return assigned
+
+    def _unassigned(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
+        if not assigned:
+            return self.sorted_partitions  # the same list, as in Kafka
+        taken = set(assigned)
+        return [tp for tp in self.sorted_partitions if tp not in taken]
+
+    def _max_size(self, consumer: str) -> int:
+        mine = self.consumer_topics[consumer]
+        if len(mine) == len(self.topics):
+            return self.total
+        return sum(self.topics[t] for t in mine)
+
+    def _is_balanced(self) -> bool:
+        sizes = self.current
+        low = len(sizes[self.sorted_consumers.first()])
+        high = len(sizes[self.sorted_consumers.last()])
+        if low >= high - 1:
+            return True
+        owner = {tp: c for c, tps in sizes.items() for tp in tps}
+        for consumer in self.sorted_consumers:
+            mine = sizes[consumer]
+            count = len(mine)
+            if count == self._max_size(consumer):
+                continue
+            for topic in self.consumer_topics[consumer]:
+                for p in range(self.topics[topic]):
+                    tp = TopicPartition(topic, p)
+                    if tp not in mine and count + 1 < len(sizes[owner[tp]]):
+                        return False
+        return True
+
+    def _maybe_assign(
+        self, partitions: list[TopicPartition], racks: RackInfo | None, remove_assigned: bool
+    ) -> list[TopicPartition]:
+        left = []
+        for tp in partitions:
+            if not self.topic_consumers[tp.topic]:
+                left.append(tp)
+                continue
+            done = self._maybe_assign_partition(tp, racks)
+            if not (done and remove_assigned):
+                left.append(tp)
+        return left
+
+    def _maybe_assign_partition(self, tp: TopicPartition, racks: RackInfo | None) -> bool:
+        for consumer in self.sorted_consumers:
+            if tp.topic in self.consumer_topics[consumer] and (
+                racks is None or not racks.racks_mismatch(consumer, tp)
+            ):
+                self.sorted_consumers.remove(consumer)
+                self.current[consumer][tp] = None
+                self.partition_consumer[tp] = consumer
+                self.sorted_consumers.add(consumer)
+                return True
+        return False
+
+    def _can_reassign_topic(self, topic: str) -> bool:
+        return len(self.topic_consumers[topic]) >= 2
+
+    def _can_reassign_consumer(self, consumer: str) -> bool:
+        partitions = self.current[consumer]
+        max_size = self._max_size(consumer)
+        if len(partitions) > max_size:
+            log.error(
+                "The consumer %s is assigned more partitions than the maximum possible.", consumer
+            )
+        if len(partitions) < max_size:
+            return True
+        return any(self._can_reassign_topic(tp.topic) for tp in partitions)
+
+    def _balance(
+        self, previous: dict[TopicPartition, tuple[str, int]], unassigned: list[TopicPartition]
+    ) -> None:
+        initializing = not self.current[self.sorted_consumers.last()]
+        to_assign = unassigned
+        if self.rack_info.consumer_racks:
+            to_assign = self._maybe_assign(list(unassigned), self.rack_info, True)
+        self._maybe_assign(to_assign, None, False)
+
+        fixed = {
+            TopicPartition(t, p)
+            for t in self.topic_consumers
+            if not self._can_reassign_topic(t)
+            for p in range(self.topics[t])
+        }
+        same_list = unassigned is self.sorted_partitions
+        self.sorted_partitions[:] = [tp for tp in self.sorted_partitions if tp not in fixed]
+        if not same_list:
+            unassigned[:] = [tp for tp in unassigned if tp not in fixed]
+        fixed_assignments: dict[str, dict[TopicPartition, None]] = {}
+        for consumer in self.consumer_topics:
+            if not self._can_reassign_consumer(consumer):
+                self.sorted_consumers.remove(consumer)
+                fixed_assignments[consumer] = self.current.pop(consumer)
+        before = {c: dict(tps) for c, tps in self.current.items()}
+        before_owners = dict(self.partition_consumer)
+        if not self.revocation_required:
+            self._perform_reassignments(unassigned, previous)
+        performed = self._perform_reassignments(self.sorted_partitions, previous)
+        if (
+            not initializing
+            and performed
+            and _balance_score(self.current) >= _balance_score(before)
+        ):
+            self.current.clear()
+            self.current.update(before)
+            self.partition_consumer = before_owners
+        for consumer, partitions in fixed_assignments.items():
+            self.current[consumer] = partitions
+            self.sorted_consumers.add(consumer)
+
+    def _perform_reassignments(
+        self, partitions: list[TopicPartition], previous: dict[TopicPartition, tuple[str, int]]
+    ) -> bool:
+        performed = False
+        modified = True
+        while modified:
+            modified = False
+            for tp in partitions:
+                if self._is_balanced():
+                    break
+                if len(self.topic_consumers[tp.topic]) <= 1:
+                    log.error("Expected more than one potential consumer for partition '%s'", tp)
+                consumer = self.partition_consumer.get(tp)
+                if consumer is None:
+                    log.error("Expected partition '%s' to be assigned to a consumer", tp)
+                    raise KafkaAssignorError(f"partition {tp} has no current consumer")
+                size = len(self.current[consumer])
+                held = previous.get(tp)
+                if held is not None:
+                    if held[0] not in self.current:
+                        raise KafkaAssignorError(
+                            f"previous owner {held[0]} of {tp} is not reassignable "
+                            "(Kafka's StickyAssignor fails here with a NullPointerException)"
+                        )
+                    if size > len(self.current[held[0]]) + 1:
+                        self._reassign(tp, held[0])
+                        performed = modified = True
+                        continue
+                if self._reassign_if_better(tp, consumer, size):
+                    performed = modified = True
+        return performed
+
+    def _reassign_if_better(self, tp: TopicPartition, consumer: str, size: int) -> bool:
+        candidates = self.topic_consumers[tp.topic]
+        rack = self.rack_info.consumer_racks.get(consumer)
+        replica_racks = self.rack_info.partition_racks.get(tp)
+        if rack is not None and replica_racks and rack in replica_racks:
+            for other in candidates:
+                other_rack = self.rack_info.consumer_racks.get(other)
+                if other_rack is None or other_rack not in replica_racks:
+                    continue
+                if size > len(self.current[other]) + 1:
+                    self._reassign(tp, None)
+                    return True
+        for other in candidates:
+            if size > len(self.current[other]) + 1:
+                self._reassign(tp, None)
+                return True
+        return False
+
+    def _reassign(self, tp: TopicPartition, new_consumer: str | None) -> None:
+        if new_consumer is None:
+            new_consumer = next(
+                c for c in self.sorted_consumers if tp.topic in self.consumer_topics[c]
+            )
+        old = self.partition_consumer[tp]
+        moving = self.movements.partition_to_move(tp, old, new_consumer)
+        self._process_movement(moving, new_consumer)
+
+    def _process_movement(self, tp: TopicPartition, new_consumer: str) -> None:
+        old = self.partition_consumer[tp]
+        self.sorted_consumers.remove(old)
+        self.sorted_consumers.remove(new_consumer)
+        self.movements.move(tp, old, new_consumer)
+        del self.current[old][tp]
+        self.current[new_consumer][tp] = None
+        self.partition_consumer[tp] = new_consumer
+        self.sorted_consumers.add(new_consumer)
+        self.sorted_consumers.add(old)
+
+
+def _balance_score(assignment: Mapping[str, object]) -> int:
+    """Sum of |size difference| over all member pairs, from sorted sizes in O(n log n)."""
+    sizes = sorted(len(v) for v in assignment.values())  # type: ignore[arg-type]
+    score = 0
+    prefix = 0
+    for i, size in enumerate(sizes):
+        score += size * i - prefix
+        prefix += size
+    return score

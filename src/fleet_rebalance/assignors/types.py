@@ -1,0 +1,93 @@
+"""The public assignor API (shared/CONTRACT.md): TopicPartition, Subscription, Assignor."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol, runtime_checkable
+
+DEFAULT_GENERATION = -1
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """One member's JoinGroup metadata: topics, what it owned, its generation and rack.
+
+    `owned_partitions` + `generation` are Kafka's ownedPartitions / sticky userData;
+    generation -1 means "none" (a member that never completed a rebalance).
+    """
+
+    topics: Collection[str]
+    owned_partitions: Collection[TopicPartition] = ()
+    generation: int = DEFAULT_GENERATION
+    group_instance_id: str | None = None
+    rack: str | None = None
+    _topic_set: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.topics, str):
+            raise TypeError(
+                f"Subscription.topics must be a collection of topic names, "
+                f"not the string {self.topics!r}"
+            )
+        object.__setattr__(self, "topics", tuple(self.topics))
+        object.__setattr__(
+            self, "owned_partitions", tuple(TopicPartition(*tp) for tp in self.owned_partitions)
+        )
+        object.__setattr__(self, "_topic_set", frozenset(self.topics))
+
+    @property
+    def topic_set(self) -> frozenset[str]:
+        return self._topic_set
+
+
+Assignment = dict[str, list[TopicPartition]]
+PartitionRacks = Mapping[TopicPartition, Collection[str]]
+
+
+@runtime_checkable
+class Assignor(Protocol):
+    name: str
+    protocol: str
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> Assignment: ...
+
+
+class AssignorInputError(ValueError):
+    """Input no Kafka group could produce (negative partition counts, ...)."""
+
+
+def validate_input(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> None:
+    for topic, count in partitions_per_topic.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise AssignorInputError(
+                f"partitions_per_topic[{topic!r}] must be a non-negative int, found {count!r}"
+            )
+    for member, subscription in subscriptions.items():
+        if not isinstance(subscription, Subscription):
+            raise AssignorInputError(
+                f"subscriptions[{member!r}] must be a Subscription, found "
+                f"{type(subscription).__name__}"
+            )
+
+
+def sorted_assignment(
+    assignment: Mapping[str, list[TopicPartition]], members: Collection[str]
+) -> Assignment:
+    """Every member a key, each list sorted (the contract's output form)."""
+    return {m: sorted(assignment.get(m, ())) for m in members}

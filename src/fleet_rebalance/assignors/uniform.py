@@ -1,0 +1,332 @@
+"""KIP-848's server-side UniformAssignor (group coordinator), homogeneous and heterogeneous.
+
+Kafka orders topics by topic id (a UUID) where it breaks ties and iterates sets keyed
+by topic id; captures give names, not ids, so here topic names take the ids' place:
+ties go to the smaller name, and the topic-id hash sets become topic-name hash sets.
+Everything else follows UniformHomogeneousAssignmentBuilder and
+UniformHeterogeneousAssignmentBuilder, including the member id HashMap order that
+decides which members get the extra partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fleet_rebalance.assignors.java import JavaHashMap, member_order, string_hash, string_key
+from fleet_rebalance.assignors.types import (
+    Assignment,
+    AssignorInputError,
+    PartitionRacks,
+    Subscription,
+    TopicPartition,
+    sorted_assignment,
+    validate_input,
+)
+
+MAX_ITERATION_COUNT = 16
+
+
+def _copy_capacity(size: int) -> int:
+    """Initial capacity of `new HashSet<>(collection)`."""
+    return max(int(size / 0.75) + 1, 16)
+
+
+def _int_set_order(partitions: list[int]) -> list[int]:
+    """A member's partitions as Java's HashSet<Integer> (from a collection) iterates them."""
+    table: JavaHashMap[int] = JavaHashMap(lambda p: p, _copy_capacity(len(partitions)))
+    for p in sorted(partitions):
+        table.add(p)
+    return list(table)
+
+
+class UniformAssignor:
+    """Spread partitions evenly, keeping current owners where balance allows.
+
+    Homogeneous (every member subscribes to the same topics): each member keeps up to
+    its quota (floor(P/M), plus one for the first P % M members in member order) of what
+    it owns; the rest is dealt to members below quota. Heterogeneous: keep everything
+    still subscribed, fill least-loaded subscribers topic by topic (topics with more
+    partitions per subscriber first), then move partitions from the most to the least
+    loaded subscribers of each topic, up to 16 passes. Example: 6 partitions, A owns
+    0-3, B owns 4-5, C joins -> A keeps 2, B keeps 2, C gets 2.
+    Invariants: validity, balance (homogeneous: counts differ by <= 1), stickiness;
+    balance wins. The assignor is server-side: every partition that changes owner is
+    unowned until revoked (see replay's cooperative accounting).
+    """
+
+    name = "uniform"
+    protocol = "cooperative"
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> Assignment:
+        validate_input(partitions_per_topic, subscriptions)
+        members = member_order(subscriptions)
+        if not members:
+            return {}
+        current = _current_assignment(members, subscriptions, partitions_per_topic)
+        first = subscriptions[members[0]].topic_set
+        if all(subscriptions[m].topic_set == first for m in members):
+            topics = [t for t in first if t in partitions_per_topic]
+            result = _homogeneous(members, topics, partitions_per_topic, current)
+        else:
+            result = _Heterogeneous(members, subscriptions, partitions_per_topic, current).build()
+        return sorted_assignment(result, members)
+
+
+def _current_assignment(
+    members: list[str],
+    subscriptions: Mapping[str, Subscription],
+    partitions_per_topic: Mapping[str, int],
+) -> dict[str, dict[str, list[int]]]:
+    """Each member's owned partitions per topic (topics in Java hash order); a partition
+    may have one owner only, as the coordinator guarantees."""
+    owner: dict[TopicPartition, str] = {}
+    current: dict[str, dict[str, list[int]]] = {}
+    for member in members:
+        per_topic: dict[str, list[int]] = {}
+        for tp in subscriptions[member].owned_partitions:
+            if not 0 <= tp.partition < partitions_per_topic.get(tp.topic, 0):
+                continue
+            if tp in owner and owner[tp] != member:
+                raise AssignorInputError(
+                    f"{tp} is owned by both {owner[tp]!r} and {member!r}; a KIP-848 group "
+                    "assigns each partition to one member"
+                )
+            owner[tp] = member
+            per_topic.setdefault(tp.topic, []).append(tp.partition)
+        topic_order = JavaHashMap(string_hash)
+        for topic in per_topic:
+            topic_order.add(topic)
+        current[member] = {t: _int_set_order(per_topic[t]) for t in topic_order}
+    return current
+
+
+def _homogeneous(
+    members: list[str],
+    topics: list[str],
+    partitions_per_topic: Mapping[str, int],
+    current: dict[str, dict[str, list[int]]],
+) -> dict[str, list[TopicPartition]]:
+    if not topics:
+        return {}
+    topic_set = JavaHashMap(string_hash, _copy_capacity(len(topics)))
+    for topic in topics:
+        topic_set.add(topic)
+    owned = {
+        TopicPartition(t, p)
+        for m in members
+        for t, ps in current[m].items()
+        if t in topic_set
+        for p in ps
+    }
+    unassigned = [
+        TopicPartition(t, p)
+        for t in topic_set
+        for p in range(partitions_per_topic[t])
+        if TopicPartition(t, p) not in owned
+    ]
+    total = sum(partitions_per_topic[t] for t in topic_set)
+    minimum, extra = divmod(total, len(members))
+    target: dict[str, list[TopicPartition]] = {}
+    unfilled: list[tuple[str, int]] = []
+    for member in members:
+        quota = minimum
+        if extra > 0:
+            quota += 1
+            extra -= 1
+        kept: list[TopicPartition] = []
+        for topic, partitions in current[member].items():
+            if topic not in topic_set:
+                continue
+            if len(partitions) <= quota:
+                quota -= len(partitions)
+                kept.extend(TopicPartition(topic, p) for p in partitions)
+                continue
+            for p in partitions:
+                if quota > 0:
+                    quota -= 1
+                    kept.append(TopicPartition(topic, p))
+                else:
+                    unassigned.append(TopicPartition(topic, p))
+        if quota > 0:
+            unfilled.append((member, quota))
+        target[member] = kept
+    index = 0
+    for member, quota in unfilled:
+        take = unassigned[index : index + quota]
+        target[member].extend(take)
+        index += len(take)
+    if index < len(unassigned):
+        raise AssignorInputError("Partitions were left unassigned")
+    return target
+
+
+class _Heterogeneous:
+    def __init__(
+        self,
+        members: list[str],
+        subscriptions: Mapping[str, Subscription],
+        partitions_per_topic: Mapping[str, int],
+        current: dict[str, dict[str, list[int]]],
+    ) -> None:
+        self.members = members
+        self.counts = partitions_per_topic
+        self.subscribed = {
+            m: {t for t in subscriptions[m].topic_set if t in partitions_per_topic} for m in members
+        }
+        self.subscribers: dict[str, list[int]] = {}
+        for index, member in enumerate(members):
+            for topic in subscriptions[member].topics:
+                if topic in partitions_per_topic and index not in self.subscribers.get(topic, ()):
+                    self.subscribers.setdefault(topic, []).append(index)
+        self.sizes = [0] * len(members)
+        self.owners = {t: [-1] * partitions_per_topic[t] for t in self.subscribers}
+        self.target: dict[str, dict[TopicPartition, None]] = {}
+        for index, member in enumerate(members):
+            kept: dict[TopicPartition, None] = {}
+            for topic, partitions in current[member].items():
+                if topic in self.subscribed[member]:
+                    self.sizes[index] += len(partitions)
+                    for p in partitions:
+                        self.owners[topic][p] = index
+                        kept[TopicPartition(topic, p)] = None
+            self.target[member] = kept
+
+    def _topic_key(self, topic: str) -> tuple:
+        subscribers = len(self.subscribers[topic])
+        return (-self.counts[topic] / subscribers, subscribers, string_key(topic))
+
+    def build(self) -> dict[str, list[TopicPartition]]:
+        if not self.subscribers:
+            return {m: list(tps) for m, tps in self.target.items()}
+        unassigned = {
+            t: [p for p, owner in enumerate(owners) if owner == -1]
+            for t, owners in self.owners.items()
+        }
+        balancer = _Balancer(self.sizes)
+        for topic in sorted((t for t, ps in unassigned.items() if ps), key=self._topic_key):
+            balancer.initialize(self.subscribers[topic])
+            for p in unassigned[topic]:
+                self._assign(topic, p, balancer.next_least_loaded())
+        movable = [t for t in self.subscribers if len(self.subscribers[t]) >= 2]
+        if movable:
+            self._balance_topics(sorted(movable, key=self._topic_key), balancer)
+        return {m: list(tps) for m, tps in self.target.items()}
+
+    def _balance_topics(self, topics: list[str], balancer: _Balancer) -> None:
+        last_rebalanced = -1
+        for _ in range(MAX_ITERATION_COUNT):
+            for index, topic in enumerate(topics):
+                if index == last_rebalanced:
+                    return
+                moved = self._balance_topic(topic, balancer)
+                if moved > 0 or last_rebalanced == -1:
+                    last_rebalanced = index
+
+    def _balance_topic(self, topic: str, balancer: _Balancer) -> int:
+        moved = 0
+        if balancer.initialize(self.subscribers[topic]) <= 1:
+            return moved
+        owners = self.owners[topic]
+        partitions = sorted(range(self.counts[topic]), key=lambda p: (owners[p], p))
+        start: dict[int, int] = {}
+        end: dict[int, int] = {}
+        for i, p in enumerate(partitions):
+            start.setdefault(owners[p], i)
+            end[owners[p]] = i + 1
+        while not balancer.is_balanced():
+            while True:
+                most = balancer.next_most_loaded()
+                if most == -1:
+                    break
+                if most not in end or end[most] - start[most] <= 0:
+                    balancer.exclude_most_loaded()
+                    continue
+                break
+            if most == -1:
+                break
+            partition = partitions[end[most] - 1]
+            end[most] -= 1
+            least = balancer.next_least_loaded()
+            if balancer.is_balanced():
+                break
+            self._assign(topic, partition, least)
+            moved += 1
+        return moved
+
+    def _assign(self, topic: str, partition: int, member_index: int) -> None:
+        old = self.owners[topic][partition]
+        tp = TopicPartition(topic, partition)
+        if old != -1:
+            del self.target[self.members[old]][tp]
+            self.sizes[old] -= 1
+        self.target[self.members[member_index]][tp] = None
+        self.owners[topic][partition] = member_index
+        self.sizes[member_index] += 1
+
+
+class _Balancer:
+    """MemberAssignmentBalancer: least- and most-loaded ranges over members sorted by size."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = sizes
+        self.sorted: list[int] = []
+
+    def initialize(self, members: list[int]) -> int:
+        if not members:
+            raise ValueError("Cannot balance an empty subscriber list.")
+        self.sorted = sorted(members, key=lambda m: (self.sizes[m], m))
+        self.least_end = 0
+        self.least_count = self.sizes[self.sorted[0]] - 1
+        self.next_least = 0
+        self.most_start = len(self.sorted)
+        self.most_end = len(self.sorted)
+        self.most_count = self.sizes[self.sorted[-1]] + 1
+        self.next_most = len(self.sorted) - 1
+        return self.sizes[self.sorted[-1]] - self.sizes[self.sorted[0]]
+
+    def next_least_loaded(self) -> int:
+        if self.next_least >= self.least_end:
+            self.least_count += 1
+            while (
+                self.least_end < len(self.sorted)
+                and self.sizes[self.sorted[self.least_end]] == self.least_count
+            ):
+                self.least_end += 1
+            self.next_least = 0
+        member = self.sorted[self.next_least]
+        self.next_least += 1
+        return member
+
+    def next_most_loaded(self) -> int:
+        if self.next_most < self.most_start:
+            if self.most_end <= self.most_start and self.most_start > 0:
+                self.most_count = self.sizes[self.sorted[self.most_start - 1]]
+            else:
+                self.most_count -= 1
+            while (
+                self.most_start > 0
+                and self.sizes[self.sorted[self.most_start - 1]] == self.most_count
+            ):
+                self.most_start -= 1
+            self.next_most = self.most_end - 1
+        if self.next_most < 0:
+            return -1
+        member = self.sorted[self.next_most]
+        self.next_most -= 1
+        return member
+
+    def exclude_most_loaded(self) -> None:
+        i = self.next_most + 1
+        self.sorted[i], self.sorted[self.most_end - 1] = (
+            self.sorted[self.most_end - 1],
+            self.sorted[i],
+        )
+        self.most_end -= 1
+
+    def is_balanced(self) -> bool:
+        return self.most_count - self.least_count <= 1
