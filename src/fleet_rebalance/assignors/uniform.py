@@ -68,9 +68,10 @@ class UniformAssignor:
         if not members:
             return {}
         current = _current_assignment(members, subscriptions, partitions_per_topic)
-        first = subscriptions[members[0]].topic_set
-        if all(subscriptions[m].topic_set == first for m in members):
-            topics = [t for t in first if t in partitions_per_topic]
+        first = subscriptions[members[0]]
+        if all(subscriptions[m].topic_set == first.topic_set for m in members):
+            # Insertion order decides ties inside a hash bucket: the subscription's order.
+            topics = [t for t in dict.fromkeys(first.topics) if t in partitions_per_topic]
             result = _homogeneous(members, topics, partitions_per_topic, current)
         else:
             result = _Heterogeneous(members, subscriptions, partitions_per_topic, current).build()
