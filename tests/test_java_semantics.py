@@ -1,0 +1,67 @@
+"""The Java behaviour Kafka's assignors rely on, against values Java itself gives."""
+
+from fleet_rebalance.assignors.java import (
+    JavaHashMap,
+    hashmap_order,
+    java_abs,
+    string_hash,
+    string_key,
+    topic_partition_hash,
+)
+
+
+def test_string_hash_matches_java_including_overflow_and_utf16():
+    # Values from FORMATS.md section 4 (Java's String.hashCode).
+    assert string_hash("hello") == 99162322
+    assert string_hash("orders-processor") == 633927594
+    assert string_hash("payments-ledger") == -2129785847
+    assert string_hash("polygenelubricants") == -(1 << 31)
+    assert string_hash("") == 0
+    # A supplementary character hashes as its two UTF-16 code units (0xD83D, 0xDE00).
+    assert string_hash("\U0001F600") == 31 * 0xD83D + 0xDE00
+
+
+def test_coordinator_partition_uses_utils_abs():
+    assert java_abs(string_hash("orders-processor")) % 50 == 44
+    assert java_abs(string_hash("payments-ledger")) % 50 == 47
+    assert java_abs(string_hash("polygenelubricants")) % 50 == 0
+
+
+def test_string_order_is_utf16_code_units_not_code_points():
+    # U+FF61 sorts after U+1F600 by code point but before it in UTF-16 (0xD83D < 0xFF61).
+    assert sorted(["\uff61", "\U0001F600"], key=string_key) == ["\U0001F600", "\uff61"]
+
+
+def test_topic_partition_hash_is_kafkas():
+    assert topic_partition_hash("orders", 3) == 31 * (31 + 3) + string_hash("orders")
+
+
+def test_colliding_keys_keep_insertion_order():
+    # "Aa" and "BB" share hashCode 2112, so they share a bucket.
+    assert string_hash("Aa") == string_hash("BB")
+    assert hashmap_order(["BB", "Aa"], string_hash) == ["BB", "Aa"]
+    assert hashmap_order(["Aa", "BB"], string_hash) == ["Aa", "BB"]
+
+
+def test_resize_reorders_by_bucket():
+    assert hashmap_order(range(99, -1, -1), lambda i: i) == list(range(100))
+    # 13 keys overflow the 16-bucket table (threshold 12): 16 and 32 split apart.
+    keys = [16, 0, 32, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert hashmap_order(keys[:12], lambda i: i)[:3] == [16, 0, 32]
+    assert hashmap_order(keys, lambda i: i)[:4] == [0, 32, 1, 2]
+
+
+def test_nine_keys_in_one_bucket_of_a_small_table_force_a_resize():
+    # Java resizes instead of treeifying a bin while the table has fewer than 64 buckets.
+    keys = [0, 16, 32, 48, 64, 80, 96, 112, 128]
+    assert hashmap_order(keys, lambda i: i) == [0, 32, 64, 96, 128, 16, 48, 80, 112]
+    assert hashmap_order(keys[:8], lambda i: i) == keys[:8]
+
+
+def test_removal_keeps_the_order_of_the_rest():
+    table = JavaHashMap(lambda i: i)
+    for key in (1, 17, 33, 2):
+        table.add(key)
+    table.remove(17)
+    assert list(table) == [1, 33, 2]
+    assert table.first() == 1
