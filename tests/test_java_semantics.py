@@ -1,5 +1,8 @@
 """The Java behaviour Kafka's assignors rely on, against values Java itself gives."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fleet_rebalance.assignors.java import (
     JavaHashMap,
     hashmap_order,
@@ -65,3 +68,14 @@ def test_removal_keeps_the_order_of_the_rest():
     table.remove(17)
     assert list(table) == [1, 33, 2]
     assert table.first() == 1
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.integers(0, 4096).map(lambda i: i * 16),
+                          st.integers(-(1 << 31), (1 << 31) - 1)), max_size=200),
+       st.sampled_from([1, 16, 64]))
+def test_fast_order_equals_the_incremental_model(keys, capacity):
+    table = JavaHashMap(lambda i: i, capacity)
+    for key in keys:
+        table.add(key)
+    assert hashmap_order(keys, lambda i: i, capacity) == list(table)

@@ -49,6 +49,7 @@ def java_abs(value: int) -> int:
     return 0 if value == -(1 << 31) else abs(value)
 
 
+@lru_cache(maxsize=1 << 16)
 def string_key(text: str) -> bytes:
     """Sort key equal to Java's String.compareTo (UTF-16 code units, not code points)."""
     return text.encode("utf-16-be")
@@ -139,14 +140,45 @@ class JavaHashMap(Generic[K]):
         self._threshold = int(cap * LOAD_FACTOR)
 
 
-def hashmap_order(
-    keys: Iterable[K], hash_fn: Callable[[K], int], capacity: int = DEFAULT_CAPACITY
-) -> list[K]:
-    """Iteration order of a HashMap filled by put() of `keys` in the given order."""
-    table: JavaHashMap[K] = JavaHashMap(hash_fn, capacity)
-    for key in keys:
-        table.add(key)
-    return list(table)
+def hashmap_order(keys: Iterable[K], hash_fn: Callable[[K], int],
+                  capacity: int = DEFAULT_CAPACITY) -> list[K]:
+    """Iteration order of a HashMap filled by put() of `keys` in the given order.
+
+    Without removals a bucket keeps insertion order, so the order is a stable sort by
+    bucket at the final capacity. Only tables under 64 buckets can grow because one bin
+    reached nine keys; that short prefix is simulated, the rest follows the load factor.
+    """
+    distinct = list(dict.fromkeys(keys))
+    spreads = [_spread(hash_fn(k)) for k in distinct]
+    cap = table_size_for(max(capacity, 1))
+    counts: dict[int, int] = {}
+    size = 0
+    # putVal: append to the bin; a bin past 8 keys resizes a small table; then
+    # ++size > threshold resizes again.
+    while size < len(distinct) and cap < MIN_TREEIFY_CAPACITY:
+        bucket = spreads[size] & (cap - 1)
+        counts[bucket] = counts.get(bucket, 0) + 1
+        size += 1
+        before = cap
+        if counts[bucket] > TREEIFY_THRESHOLD:
+            cap *= 2
+        if size > int(cap * LOAD_FACTOR):
+            cap *= 2
+        if cap != before:
+            counts = _bucket_counts(spreads[:size], cap)
+    while len(distinct) > int(cap * LOAD_FACTOR):
+        cap *= 2
+    mask = cap - 1
+    order = sorted(range(len(distinct)), key=lambda i: spreads[i] & mask)
+    return [distinct[i] for i in order]
+
+
+def _bucket_counts(spreads: list[int], cap: int) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for spread in spreads:
+        bucket = spread & (cap - 1)
+        counts[bucket] = counts.get(bucket, 0) + 1
+    return counts
 
 
 def member_order(member_ids: Iterable[str]) -> list[str]:

@@ -11,6 +11,7 @@ from fleet_rebalance.assignors.types import (
     Subscription,
     TopicPartition,
     sorted_assignment,
+    topic_partitions,
     validate_input,
 )
 
@@ -41,17 +42,31 @@ class RangeAssignor:
         validate_input(partitions_per_topic, subscriptions)
         order = leader_order(subscriptions)
         racks = {m: r for m in order if (r := member_rack(subscriptions[m]))}
+        assignment: dict[str, list[TopicPartition]] = {m: [] for m in order}
+        if not racks or not partition_racks:
+            # Rack awareness needs both sides: plain contiguous ranges, computed directly.
+            # Filtering one stable sort gives each topic's stable-sorted subscribers.
+            by_topic: dict[str, list[str]] = {}
+            for member in sorted_members(order, subscriptions):
+                for topic in subscriptions[member].topic_set:
+                    by_topic.setdefault(topic, []).append(member)
+            for topic, count in partitions_per_topic.items():
+                subscribers = by_topic.get(topic)
+                if count <= 0 or not subscribers:
+                    continue
+                per, extra = divmod(count, len(subscribers))
+                partitions = topic_partitions(topic, count)
+                for i, member in enumerate(subscribers):
+                    start = per * i + min(i, extra)
+                    assignment[member].extend(partitions[start : start + per + (i < extra)])
+            return sorted_assignment(assignment, subscriptions)
         states = []
         for topic, count in partitions_per_topic.items():
             if count <= 0:
                 continue
             subscribers = [m for m in order if topic in subscriptions[m].topic_set]
-            states.append(
-                _TopicState(
-                    topic, count, sorted_members(subscribers, subscriptions), racks, partition_racks
-                )
-            )
-        assignment: dict[str, list[TopicPartition]] = {m: [] for m in order}
+            states.append(_TopicState(topic, count, sorted_members(subscribers, subscriptions),
+                                      racks, partition_racks))
         if any(s.needs_rack_aware for s in states):
             _assign_with_rack_matching(states, assignment)
         for state in states:

@@ -12,6 +12,7 @@ from fleet_rebalance.assignors.types import (
     Subscription,
     TopicPartition,
     sorted_assignment,
+    topic_partitions,
     validate_input,
 )
 
@@ -41,14 +42,17 @@ class RoundRobinAssignor:
         if not members:
             return {}
         topics = sorted({t for s in subscriptions.values() for t in s.topics}, key=string_key)
+        present = [t for t in topics if t in partitions_per_topic]
+        ordered = [tp for t in present for tp in topic_partitions(t, partitions_per_topic[t])]
+        if all(subscriptions[m].topic_set.issuperset(present) for m in members):
+            # Nobody is ever skipped: member k takes every len(members)-th partition.
+            for k, member in enumerate(members):
+                assignment[member] = list(ordered[k :: len(members)])
+            return sorted_assignment(assignment, members)
         position = 0
-        for topic in topics:
-            count = partitions_per_topic.get(topic)
-            if count is None:
-                continue
-            for partition in range(count):
-                while topic not in subscriptions[members[position]].topic_set:
-                    position = (position + 1) % len(members)
-                assignment[members[position]].append(TopicPartition(topic, partition))
+        for tp in ordered:
+            while tp.topic not in subscriptions[members[position]].topic_set:
                 position = (position + 1) % len(members)
+            assignment[members[position]].append(tp)
+            position = (position + 1) % len(members)
         return sorted_assignment(assignment, members)

@@ -22,6 +22,7 @@ from fleet_rebalance.assignors.types import (
     Subscription,
     TopicPartition,
     sorted_assignment,
+    topic_partitions,
     validate_input,
 )
 
@@ -202,13 +203,14 @@ class _ConstrainedBuilder:
         return assigned
 
     def _unassigned(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
-        taken = set(assigned)
-        return [
-            TopicPartition(t, p)
-            for t in sorted(self.topics, key=string_key)
-            for p in range(self.topics[t])
-            if TopicPartition(t, p) not in taken
+        ordered = [
+            tp for t in sorted(self.topics, key=string_key)
+            for tp in topic_partitions(t, self.topics[t])
         ]
+        if not assigned:
+            return ordered
+        taken = set(assigned)
+        return [tp for tp in ordered if tp not in taken]
 
     def _assign_rack_aware_round_robin(
         self, unassigned: list[TopicPartition]
@@ -246,53 +248,80 @@ class _ConstrainedBuilder:
         return remaining
 
     def _assign_round_robin(self, unassigned: list[TopicPartition]) -> None:
-        # A Java iterator over under_min that survives its own remove() calls.
-        cursor = 0
-        for position, tp in enumerate(unassigned):
-            from_iterator = True
-            if cursor < len(self.under_min):
-                consumer = self.under_min[cursor]
-                cursor += 1
-            elif not self.under_min and not self.exactly_min:
-                log.error(
-                    "No more unfilled consumers to be assigned. The remaining unassigned "
-                    "partitions are: %s",
-                    unassigned[position:],
-                )
-                raise KafkaAssignorError("No more unfilled consumers to be assigned.")
-            elif not self.under_min:
-                consumer = self.exactly_min.pop(0)
-                from_iterator = False
-            else:
-                cursor = 0
-                consumer = self.under_min[cursor]
-                cursor += 1
-            count = self._assign_new(tp, consumer)
-            if count == self.min_quota:
-                if from_iterator:
-                    cursor -= 1
-                    del self.under_min[cursor]
-                self.exactly_min.append(consumer)
-            elif count == self.max_quota:
-                self.current_over_min += 1
-                if (
-                    self.current_over_min == self.expected_over_min
-                    and position != len(unassigned) - 1
-                ):
-                    log.error(
-                        "Filled the last member up to maxQuota but still had partitions "
-                        "remaining to assign, will continue but this indicates a bug in "
-                        "the assignment."
-                    )
+        """Kafka's iterator loop, dealt in bulk. Round r gives one partition to every
+        member still under minQuota (sorted order), so while the set of such members is
+        fixed, member k of them takes block[k::len(members)]; members reaching minQuota
+        join exactly_min in order. What is left goes one each to exactly_min, FIFO."""
+        special = set(self.maybe_revoked) | self.multiple_owners
+        position, total = 0, len(unassigned)
+        active = list(self.under_min)
+        while active and position < total:
+            rounds = min(self.min_quota - len(self.assignment[c]) for c in active)
+            block_size = rounds * len(active)
+            if position + block_size > total:
+                self._deal_one_by_one(unassigned, position, active, special)
+                return
+            block = unassigned[position : position + block_size]
+            for k, consumer in enumerate(active):
+                self._take(consumer, block[k :: len(active)], special)
+            position += block_size
+            reached = [c for c in active if len(self.assignment[c]) == self.min_quota]
+            self.exactly_min.extend(reached)
+            active = [c for c in active if len(self.assignment[c]) < self.min_quota]
+        self.under_min[:] = active
+        remaining = unassigned[position:]
+        if len(remaining) > len(self.exactly_min):
+            log.error("No more unfilled consumers to be assigned. The remaining unassigned "
+                      "partitions are: %s", remaining[len(self.exactly_min):])
+            raise KafkaAssignorError("No more unfilled consumers to be assigned.")
+        before = self.current_over_min
+        for tp, consumer in zip(remaining, self.exactly_min[: len(remaining)], strict=True):
+            self._take(consumer, [tp], special)
+        del self.exactly_min[: len(remaining)]
+        self.current_over_min += len(remaining)
+        if 1 <= self.expected_over_min - before < len(remaining):
+            log.error("Filled the last member up to maxQuota but still had partitions "
+                      "remaining to assign, will continue but this indicates a bug in "
+                      "the assignment.")
+
+    def _deal_one_by_one(self, unassigned: list[TopicPartition], position: int,
+                         active: list[str], special: set[TopicPartition]) -> None:
+        """Partitions run out mid-round (only when quotas cannot be met): Kafka's loop."""
+        while active and position < len(unassigned):
+            still_under = []
+            for consumer in active:
+                if position == len(unassigned):
+                    still_under.append(consumer)
+                    continue
+                self._take(consumer, [unassigned[position]], special)
+                position += 1
+                if len(self.assignment[consumer]) == self.min_quota:
+                    self.exactly_min.append(consumer)
+                else:
+                    still_under.append(consumer)
+            active = still_under
+        self.under_min[:] = active
+
+    def _take(self, consumer: str, partitions: list[TopicPartition],
+              special: set[TopicPartition]) -> None:
+        self.assignment[consumer].extend(partitions)
+        if special and not special.isdisjoint(partitions):
+            for tp in partitions:
+                if tp in special:
+                    self._note_transfer(tp, consumer)
+
+    def _note_transfer(self, tp: TopicPartition, consumer: str) -> None:
+        previous_owner = self.maybe_revoked.get(tp)
+        if (previous_owner is not None and previous_owner != consumer) or (
+            tp in self.multiple_owners
+        ):
+            self.transferring[tp] = consumer
 
     def _assign_new(self, tp: TopicPartition, consumer: str) -> int:
         mine = self.assignment[consumer]
         mine.append(tp)
-        previous_owner = self.maybe_revoked.get(tp)
-        if (
-            previous_owner is not None and previous_owner != consumer
-        ) or tp in self.multiple_owners:
-            self.transferring[tp] = consumer
+        if tp in self.maybe_revoked or tp in self.multiple_owners:
+            self._note_transfer(tp, consumer)
         return len(mine)
 
     def _verify_unfilled(self) -> None:
@@ -344,7 +373,7 @@ class _GeneralBuilder:
             self.topic_consumers, key=lambda t: (len(self.topic_consumers[t]), string_key(t))
         )
         self.sorted_partitions = [
-            TopicPartition(t, p) for t in sorted_topics for p in range(topics[t])
+            tp for t in sorted_topics for tp in topic_partitions(t, topics[t])
         ]
         self.sorted_consumers = SortedConsumers(lambda c: len(self.current[c]))
         self.revocation_required = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple, Protocol, runtime_checkable
 
 DEFAULT_GENERATION = -1
@@ -50,6 +51,13 @@ class Subscription:
 
 
 Assignment = dict[str, list[TopicPartition]]
+
+
+@lru_cache(maxsize=4096)
+def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """A topic's partitions, built once: replays call assignors on the same topics
+    thousands of times, and creating the tuples dominated small assignments."""
+    return tuple(TopicPartition(topic, p) for p in range(count))
 PartitionRacks = Mapping[TopicPartition, Collection[str]]
 
 

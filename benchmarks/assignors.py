@@ -1,0 +1,154 @@
+"""Assignor benchmark: Kafka's client-side JMH grid (ClientSideAssignorBenchmark).
+
+memberCount 100/1,000/5,000, partitionsToMemberRatio 10, topicCount 10/100,
+homogeneous and heterogeneous (5 buckets of members, each on its own slice of topics),
+rack-aware or not (3 racks, 3 replicas per partition), FULL (nobody owns anything) and
+INCREMENTAL (everyone owns the FULL result, one new member joins). Unlike the JMH
+class, whose INCREMENTAL case keeps benchmarking the old GroupSubscription, the
+incremental case here really assigns with the new subscriptions.
+
+Prints the median milliseconds per case for each assignor, kafka-python's beside ours
+where it has one (pip install -e .[bench]), and the ratio to the Java figures measured
+on this machine for the issue (homogeneous, not rack-aware).
+
+    python benchmarks/assignors.py                     # whole grid
+    python benchmarks/assignors.py --members 1000 --topics 10 --assignors sticky
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
+
+RACKS = 3
+BUCKETS = 5
+RATIO = 10
+# Kafka's Java assignors on this machine, median ms (issue 3): homogeneous, not rack-aware.
+JAVA_MS = {
+    (1000, 10, "FULL"): {"range": 2.1, "roundrobin": 0.55, "sticky": 0.43,
+                         "cooperative-sticky": 0.47},
+    (1000, 10, "INCREMENTAL"): {"range": 2.1, "roundrobin": 0.56, "sticky": 2.8,
+                                "cooperative-sticky": 1.7},
+    (1000, 100, "INCREMENTAL"): {"range": 10.9, "roundrobin": 3.8, "sticky": 4.6,
+                                 "cooperative-sticky": 3.2},
+    (5000, 10, "INCREMENTAL"): {"range": 15.0, "roundrobin": 3.2, "sticky": 18.6,
+                                "cooperative-sticky": 9.8},
+    (5000, 100, "INCREMENTAL"): {"range": 328.0, "roundrobin": 37.6, "sticky": 44.0,
+                                 "cooperative-sticky": 22.3},
+}
+
+
+def build_case(members: int, topics: int, homogeneous: bool, rack_aware: bool):
+    per_topic = members * RATIO // topics
+    names = [f"topic{i}" for i in range(topics)]
+    partitions = dict.fromkeys(names, per_topic)
+    racks = {TopicPartition(t, p): [f"rack{(p + j) % RACKS}" for j in range(3)]
+             for t in names for p in range(per_topic)} if rack_aware else None
+
+    def rack(i: int) -> str | None:
+        return f"rack{i % RACKS}" if rack_aware else None
+
+    subscriptions = {}
+    if homogeneous:
+        for i in range(members):
+            subscriptions[f"member{i}"] = Subscription(names, rack=rack(i))
+    else:
+        buckets = min(BUCKETS, members)
+        topics_per = math.ceil(topics / buckets)
+        members_per = math.ceil(members / buckets)
+        for b in range(buckets):
+            bucket_topics = names[b * topics_per:(b + 1) * topics_per]
+            for i in range(b * members_per, min((b + 1) * members_per, members)):
+                subscriptions[f"member{i}"] = Subscription(bucket_topics, rack=rack(i))
+    return partitions, subscriptions, racks
+
+
+def incremental(name: str, partitions, subscriptions, racks):
+    """Everyone owns the FULL result; the last member is replaced by a newcomer."""
+    *kept, last = list(subscriptions)
+    base = {m: subscriptions[m] for m in kept}
+    first = get_assignor(name).assign(partitions, base, racks)
+    grown = {m: Subscription(s.topics, first[m], 1, rack=s.rack) for m, s in base.items()}
+    grown["newMember"] = Subscription(subscriptions[kept[-1]].topics,
+                                      rack=subscriptions[last].rack)
+    return grown
+
+
+def median_ms(run: Callable[[], object], budget_s: float) -> float:
+    samples = []
+    started = time.perf_counter()
+    while len(samples) < 3 or (time.perf_counter() - started < budget_s and len(samples) < 15):
+        t0 = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(samples)
+
+
+def kafka_python_runner(name: str, partitions, subscriptions) -> Callable[[], object] | None:
+    """kafka-python's assignor of the same name, or None when it has none / is absent."""
+    try:
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+        from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+        from kafka.coordinator.protocol import ConsumerProtocolMemberMetadata
+    except ImportError:
+        return None
+    classes = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+               "sticky": StickyPartitionAssignor}
+    if name not in classes:
+        return None
+
+    class Cluster:
+        def partitions_for_topic(self, topic):
+            return set(range(partitions[topic])) if topic in partitions else None
+
+    metadata = {m: ConsumerProtocolMemberMetadata(0, list(s.topics), b"")
+                for m, s in subscriptions.items()}
+    cluster = Cluster()
+    return lambda: classes[name].assign(cluster, metadata)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, nargs="*", default=[100, 1000, 5000])
+    parser.add_argument("--topics", type=int, nargs="*", default=[10, 100])
+    parser.add_argument("--assignors", default="range,roundrobin,sticky,cooperative-sticky,uniform")
+    parser.add_argument("--types", default="FULL,INCREMENTAL")
+    parser.add_argument("--subscriptions", default="homogeneous,heterogeneous")
+    parser.add_argument("--rack-aware", default="false,true")
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
+    parser.add_argument("--no-kafka-python", action="store_true")
+    args = parser.parse_args()
+    assignors = args.assignors.split(",")
+    print(f"{'members':>7} {'topics':>6} {'subs':<13} {'rack':<5} {'type':<11} "
+          f"{'assignor':<19} {'ours ms':>9} {'java ms':>8} {'x java':>7} {'kafka-py ms':>11}")
+    grid = itertools.product(args.members, args.topics, args.subscriptions.split(","),
+                             args.rack_aware.split(","), args.types.split(","), assignors)
+    for members, topics, subs, rack, kind, name in grid:
+        partitions, subscriptions, racks = build_case(members, topics, subs == "homogeneous",
+                                                      rack == "true")
+        if kind == "INCREMENTAL":
+            subscriptions = incremental(name, partitions, subscriptions, racks)
+        assignor = get_assignor(name)
+        ours = median_ms(lambda: assignor.assign(partitions, subscriptions, racks), args.budget)
+        java = (JAVA_MS.get((members, topics, kind), {}).get(name)
+                if subs == "homogeneous" and rack == "false" else None)
+        ratio = f"{ours / java:7.1f}" if java else f"{'':>7}"
+        kp = None if args.no_kafka_python or rack == "true" else kafka_python_runner(
+            name, partitions, subscriptions)
+        kp_ms = f"{median_ms(kp, args.budget):11.1f}" if kp else f"{'-':>11}"
+        java_text = f"{java:8.2f}" if java else f"{'-':>8}"
+        print(f"{members:>7} {topics:>6} {subs:<13} {rack:<5} {kind:<11} {name:<19} "
+              f"{ours:9.2f} {java_text} {ratio} {kp_ms}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
