@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 
@@ -32,16 +33,36 @@ BUCKETS = 5
 RATIO = 10
 # Kafka's Java assignors on this machine, median ms (issue 3): homogeneous, not rack-aware.
 JAVA_MS = {
-    (1000, 10, "FULL"): {"range": 2.1, "roundrobin": 0.55, "sticky": 0.43,
-                         "cooperative-sticky": 0.47},
-    (1000, 10, "INCREMENTAL"): {"range": 2.1, "roundrobin": 0.56, "sticky": 2.8,
-                                "cooperative-sticky": 1.7},
-    (1000, 100, "INCREMENTAL"): {"range": 10.9, "roundrobin": 3.8, "sticky": 4.6,
-                                 "cooperative-sticky": 3.2},
-    (5000, 10, "INCREMENTAL"): {"range": 15.0, "roundrobin": 3.2, "sticky": 18.6,
-                                "cooperative-sticky": 9.8},
-    (5000, 100, "INCREMENTAL"): {"range": 328.0, "roundrobin": 37.6, "sticky": 44.0,
-                                 "cooperative-sticky": 22.3},
+    (1000, 10, "FULL"): {
+        "range": 2.1,
+        "roundrobin": 0.55,
+        "sticky": 0.43,
+        "cooperative-sticky": 0.47,
+    },
+    (1000, 10, "INCREMENTAL"): {
+        "range": 2.1,
+        "roundrobin": 0.56,
+        "sticky": 2.8,
+        "cooperative-sticky": 1.7,
+    },
+    (1000, 100, "INCREMENTAL"): {
+        "range": 10.9,
+        "roundrobin": 3.8,
+        "sticky": 4.6,
+        "cooperative-sticky": 3.2,
+    },
+    (5000, 10, "INCREMENTAL"): {
+        "range": 15.0,
+        "roundrobin": 3.2,
+        "sticky": 18.6,
+        "cooperative-sticky": 9.8,
+    },
+    (5000, 100, "INCREMENTAL"): {
+        "range": 328.0,
+        "roundrobin": 37.6,
+        "sticky": 44.0,
+        "cooperative-sticky": 22.3,
+    },
 }
 
 
@@ -49,8 +70,15 @@ def build_case(members: int, topics: int, homogeneous: bool, rack_aware: bool):
     per_topic = members * RATIO // topics
     names = [f"topic{i}" for i in range(topics)]
     partitions = dict.fromkeys(names, per_topic)
-    racks = {TopicPartition(t, p): [f"rack{(p + j) % RACKS}" for j in range(3)]
-             for t in names for p in range(per_topic)} if rack_aware else None
+    racks = (
+        {
+            TopicPartition(t, p): [f"rack{(p + j) % RACKS}" for j in range(3)]
+            for t in names
+            for p in range(per_topic)
+        }
+        if rack_aware
+        else None
+    )
 
     def rack(i: int) -> str | None:
         return f"rack{i % RACKS}" if rack_aware else None
@@ -64,7 +92,7 @@ def build_case(members: int, topics: int, homogeneous: bool, rack_aware: bool):
         topics_per = math.ceil(topics / buckets)
         members_per = math.ceil(members / buckets)
         for b in range(buckets):
-            bucket_topics = names[b * topics_per:(b + 1) * topics_per]
+            bucket_topics = names[b * topics_per : (b + 1) * topics_per]
             for i in range(b * members_per, min((b + 1) * members_per, members)):
                 subscriptions[f"member{i}"] = Subscription(bucket_topics, rack=rack(i))
     return partitions, subscriptions, racks
@@ -76,8 +104,7 @@ def incremental(name: str, partitions, subscriptions, racks):
     base = {m: subscriptions[m] for m in kept}
     first = get_assignor(name).assign(partitions, base, racks)
     grown = {m: Subscription(s.topics, first[m], 1, rack=s.rack) for m, s in base.items()}
-    grown["newMember"] = Subscription(subscriptions[kept[-1]].topics,
-                                      rack=subscriptions[last].rack)
+    grown["newMember"] = Subscription(subscriptions[kept[-1]].topics, rack=subscriptions[last].rack)
     return grown
 
 
@@ -100,8 +127,11 @@ def kafka_python_runner(name: str, partitions, subscriptions) -> Callable[[], ob
         from kafka.coordinator.protocol import ConsumerProtocolMemberMetadata
     except ImportError:
         return None
-    classes = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-               "sticky": StickyPartitionAssignor}
+    classes = {
+        "range": RangePartitionAssignor,
+        "roundrobin": RoundRobinPartitionAssignor,
+        "sticky": StickyPartitionAssignor,
+    }
     if name not in classes:
         return None
 
@@ -109,8 +139,9 @@ def kafka_python_runner(name: str, partitions, subscriptions) -> Callable[[], ob
         def partitions_for_topic(self, topic):
             return set(range(partitions[topic])) if topic in partitions else None
 
-    metadata = {m: ConsumerProtocolMemberMetadata(0, list(s.topics), b"")
-                for m, s in subscriptions.items()}
+    metadata = {
+        m: ConsumerProtocolMemberMetadata(0, list(s.topics), b"") for m, s in subscriptions.items()
+    }
     cluster = Cluster()
     return lambda: classes[name].assign(cluster, metadata)
 
@@ -127,26 +158,44 @@ def main() -> int:
     parser.add_argument("--no-kafka-python", action="store_true")
     args = parser.parse_args()
     assignors = args.assignors.split(",")
-    print(f"{'members':>7} {'topics':>6} {'subs':<13} {'rack':<5} {'type':<11} "
-          f"{'assignor':<19} {'ours ms':>9} {'java ms':>8} {'x java':>7} {'kafka-py ms':>11}")
-    grid = itertools.product(args.members, args.topics, args.subscriptions.split(","),
-                             args.rack_aware.split(","), args.types.split(","), assignors)
+    print(
+        f"{'members':>7} {'topics':>6} {'subs':<13} {'rack':<5} {'type':<11} "
+        f"{'assignor':<19} {'ours ms':>9} {'java ms':>8} {'x java':>7} {'kafka-py ms':>11}"
+    )
+    grid = itertools.product(
+        args.members,
+        args.topics,
+        args.subscriptions.split(","),
+        args.rack_aware.split(","),
+        args.types.split(","),
+        assignors,
+    )
     for members, topics, subs, rack, kind, name in grid:
-        partitions, subscriptions, racks = build_case(members, topics, subs == "homogeneous",
-                                                      rack == "true")
+        partitions, subscriptions, racks = build_case(
+            members, topics, subs == "homogeneous", rack == "true"
+        )
         if kind == "INCREMENTAL":
             subscriptions = incremental(name, partitions, subscriptions, racks)
         assignor = get_assignor(name)
-        ours = median_ms(lambda: assignor.assign(partitions, subscriptions, racks), args.budget)
-        java = (JAVA_MS.get((members, topics, kind), {}).get(name)
-                if subs == "homogeneous" and rack == "false" else None)
+        ours = median_ms(partial(assignor.assign, partitions, subscriptions, racks), args.budget)
+        java = (
+            JAVA_MS.get((members, topics, kind), {}).get(name)
+            if subs == "homogeneous" and rack == "false"
+            else None
+        )
         ratio = f"{ours / java:7.1f}" if java else f"{'':>7}"
-        kp = None if args.no_kafka_python or rack == "true" else kafka_python_runner(
-            name, partitions, subscriptions)
+        kp = (
+            None
+            if args.no_kafka_python or rack == "true"
+            else kafka_python_runner(name, partitions, subscriptions)
+        )
         kp_ms = f"{median_ms(kp, args.budget):11.1f}" if kp else f"{'-':>11}"
         java_text = f"{java:8.2f}" if java else f"{'-':>8}"
-        print(f"{members:>7} {topics:>6} {subs:<13} {rack:<5} {kind:<11} {name:<19} "
-              f"{ours:9.2f} {java_text} {ratio} {kp_ms}", flush=True)
+        print(
+            f"{members:>7} {topics:>6} {subs:<13} {rack:<5} {kind:<11} {name:<19} "
+            f"{ours:9.2f} {java_text} {ratio} {kp_ms}",
+            flush=True,
+        )
     return 0
 
 

@@ -30,8 +30,9 @@ def check_valid(assignment, partitions_per_topic, subscriptions, *, complete=Tru
         for p in range(partitions_per_topic.get(topic, 0)):
             held = counts[TopicPartition(topic, p)]
             assert held == 1 if complete else held <= 1, (topic, p, held)
-    assert all(tp.topic in subscribed and tp.partition < partitions_per_topic[tp.topic]
-               for tp in counts)
+    assert all(
+        tp.topic in subscribed and tp.partition < partitions_per_topic[tp.topic] for tp in counts
+    )
 
 
 def spread(assignment) -> int:
@@ -45,6 +46,8 @@ def kept(before, after) -> int:
 
 def follow_up(assignor, partitions_per_topic, subscriptions, first_round, generation):
     """The cooperative follow-up rebalance: members rejoin owning what round 1 gave them."""
-    again = {m: Subscription(s.topics, first_round[m], generation, s.group_instance_id, s.rack)
-             for m, s in subscriptions.items()}
+    again = {
+        m: Subscription(s.topics, first_round[m], generation, s.group_instance_id, s.rack)
+        for m, s in subscriptions.items()
+    }
     return assignor.assign(partitions_per_topic, again)

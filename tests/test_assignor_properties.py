@@ -18,21 +18,32 @@ member_names = st.text(alphabet="abcXYZ09-_é中", min_size=1, max_size=8)
 
 @st.composite
 def groups(draw, homogeneous: bool | None = None):
-    topics = draw(st.dictionaries(st.sampled_from(["t0", "t1", "t2", "orders", "audit"]),
-                                  st.integers(0, 9), min_size=1, max_size=4))
+    topics = draw(
+        st.dictionaries(
+            st.sampled_from(["t0", "t1", "t2", "orders", "audit"]),
+            st.integers(0, 9),
+            min_size=1,
+            max_size=4,
+        )
+    )
     names = draw(st.lists(member_names, min_size=1, max_size=8, unique=True))
     same = draw(st.booleans()) if homogeneous is None else homogeneous
     everything = sorted(topics)
     members = {}
     for name in names:
-        chosen = everything if same else draw(st.lists(st.sampled_from(everything),
-                                                      unique=True, max_size=len(everything)))
+        chosen = (
+            everything
+            if same
+            else draw(st.lists(st.sampled_from(everything), unique=True, max_size=len(everything)))
+        )
         members[name] = Subscription(chosen)
     return topics, members
 
 
 def with_owned(members, assignment, generation):
-    return {m: Subscription(s.topics, assignment.get(m, []), generation) for m, s in members.items()}
+    return {
+        m: Subscription(s.topics, assignment.get(m, []), generation) for m, s in members.items()
+    }
 
 
 def settled(name, topics, members):
@@ -73,8 +84,11 @@ def test_range_is_balanced_per_topic(group):
     topics, members = group
     result = get_assignor("range").assign(topics, members)
     for topic in topics:
-        counts = [sum(tp.topic == topic for tp in result[m])
-                  for m, s in members.items() if topic in s.topics]
+        counts = [
+            sum(tp.topic == topic for tp in result[m])
+            for m, s in members.items()
+            if topic in s.topics
+        ]
         assert not counts or max(counts) - min(counts) <= 1
 
 
@@ -148,5 +162,9 @@ def test_deterministic(group, name):
 
 
 def test_owners_helper_counts_duplicates():
-    assert owners({"a": [TopicPartition("t", 0)], "b": [TopicPartition("t", 0)]})[
-        TopicPartition("t", 0)] == 2
+    assert (
+        owners({"a": [TopicPartition("t", 0)], "b": [TopicPartition("t", 0)]})[
+            TopicPartition("t", 0)
+        ]
+        == 2
+    )

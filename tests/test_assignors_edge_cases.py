@@ -16,8 +16,13 @@ ALL = available_assignors()
 def test_available_assignors_and_protocols():
     assert ALL == ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform"]
     protocols = {name: get_assignor(name).protocol for name in ALL}
-    assert protocols == {"range": "eager", "roundrobin": "eager", "sticky": "eager",
-                         "cooperative-sticky": "cooperative", "uniform": "cooperative"}
+    assert protocols == {
+        "range": "eager",
+        "roundrobin": "eager",
+        "sticky": "eager",
+        "cooperative-sticky": "cooperative",
+        "uniform": "cooperative",
+    }
     assert all(get_assignor(n).name == n for n in ALL)
 
 
@@ -54,7 +59,7 @@ def test_more_members_than_partitions(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_unicode_and_long_ids(name):
-    members = {"消费者-1": ["订单"], "é" * 300: ["订单"], "\U0001F600": ["订单"]}
+    members = {"消费者-1": ["订单"], "é" * 300: ["订单"], "\U0001f600": ["订单"]}
     result = get_assignor(name).assign({"订单": 6}, subs(members))
     check_valid(result, {"订单": 6}, subs(members))
     assert spread(result) == 0
@@ -72,8 +77,11 @@ def test_ten_thousand_members(name):
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("count", [-1, 2.5, True, "3"])
 def test_invalid_partition_counts_are_clear_errors(name, count):
-    with pytest.raises(AssignorInputError, match=r"partitions_per_topic\['t'\] must be a "
-                                                  r"non-negative int"):
+    with pytest.raises(
+        AssignorInputError,
+        match=r"partitions_per_topic\['t'\] must be a "
+        r"non-negative int",
+    ):
         get_assignor(name).assign({"t": count}, subs({"a": ["t"]}))
 
 
@@ -96,15 +104,19 @@ def test_non_subscription_values_are_clear_errors():
 
 
 def test_uniform_refuses_a_partition_owned_twice():
-    group = {"a": Subscription(["t"], [TopicPartition("t", 0)]),
-             "b": Subscription(["t"], [TopicPartition("t", 0)])}
+    group = {
+        "a": Subscription(["t"], [TopicPartition("t", 0)]),
+        "b": Subscription(["t"], [TopicPartition("t", 0)]),
+    }
     with pytest.raises(AssignorInputError, match=r"t-0 is owned by both"):
         get_assignor("uniform").assign({"t": 2}, group)
 
 
 def test_sticky_revokes_a_partition_claimed_twice_in_one_generation(caplog):
-    group = {"a": Subscription(["t"], [TopicPartition("t", 0)], 4),
-             "b": Subscription(["t"], [TopicPartition("t", 0), TopicPartition("t", 1)], 4)}
+    group = {
+        "a": Subscription(["t"], [TopicPartition("t", 0)], 4),
+        "b": Subscription(["t"], [TopicPartition("t", 0), TopicPartition("t", 1)], 4),
+    }
     result = get_assignor("cooperative-sticky").assign({"t": 2}, group)
     assert "claiming the same TopicPartition t-0 in the same generation 4" in caplog.text
     # t-0 changes hands this round (nobody may own it until it is revoked everywhere).
@@ -113,18 +125,26 @@ def test_sticky_revokes_a_partition_claimed_twice_in_one_generation(caplog):
 
 
 def test_higher_generation_wins_a_contested_partition():
-    group = {"old": Subscription(["t"], [TopicPartition("t", 0)], 3),
-             "new": Subscription(["t"], [TopicPartition("t", 0)], 5)}
+    group = {
+        "old": Subscription(["t"], [TopicPartition("t", 0)], 3),
+        "new": Subscription(["t"], [TopicPartition("t", 0)], 5),
+    }
     result = get_assignor("sticky").assign({"t": 2}, group)
     assert result == {"new": [TopicPartition("t", 0)], "old": [TopicPartition("t", 1)]}
 
 
 def test_range_static_members_sort_first_by_instance_id():
-    group = {"a-uuid": Subscription(["t"]), "z-uuid": Subscription(["t"], group_instance_id="b"),
-             "m-uuid": Subscription(["t"], group_instance_id="a")}
+    group = {
+        "a-uuid": Subscription(["t"]),
+        "z-uuid": Subscription(["t"], group_instance_id="b"),
+        "m-uuid": Subscription(["t"], group_instance_id="a"),
+    }
     result = get_assignor("range").assign({"t": 3}, group)
-    assert result == {"m-uuid": [TopicPartition("t", 0)], "z-uuid": [TopicPartition("t", 1)],
-                      "a-uuid": [TopicPartition("t", 2)]}
+    assert result == {
+        "m-uuid": [TopicPartition("t", 0)],
+        "z-uuid": [TopicPartition("t", 1)],
+        "a-uuid": [TopicPartition("t", 2)],
+    }
 
 
 def test_range_rack_aware_prefers_local_replicas_within_quota():
@@ -132,8 +152,10 @@ def test_range_rack_aware_prefers_local_replicas_within_quota():
     racks = {TopicPartition("t", p): (["r1"] if p % 2 == 0 else ["r2"]) for p in range(4)}
     group = {"a": Subscription(["t"], rack="r1"), "b": Subscription(["t"], rack="r2")}
     result = get_assignor("range").assign({"t": 4}, group, racks)
-    assert result == {"a": [TopicPartition("t", 0), TopicPartition("t", 2)],
-                      "b": [TopicPartition("t", 1), TopicPartition("t", 3)]}
+    assert result == {
+        "a": [TopicPartition("t", 0), TopicPartition("t", 2)],
+        "b": [TopicPartition("t", 1), TopicPartition("t", 3)],
+    }
     plain = get_assignor("range").assign({"t": 4}, group)
     assert plain["a"] == [TopicPartition("t", 0), TopicPartition("t", 1)]
 
@@ -148,14 +170,17 @@ def test_example_plugin_loads_and_is_valid():
     assert result == get_assignor(path).assign({"t": 5, "u": 3}, group)
 
 
-@pytest.mark.parametrize(("path", "message"), [
-    ("no_such_pkg.mod:Cls", r"module 'no_such_pkg.mod' not found"),
-    ("fleet_rebalance.assignors.examples.random_assignor:Nope", r"has no class 'Nope'"),
-    ("fleet_rebalance.assignors.types:TopicPartition", r"TopicPartition\(\) failed"),
-    ("fleet_rebalance.assignors.java:JavaHashMap", r"failed"),
-    ("fleet_rebalance.config:Config", r"Config has no 'name'"),
-    (":Cls", r"expected 'package.module:ClassName'"),
-])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("no_such_pkg.mod:Cls", r"module 'no_such_pkg.mod' not found"),
+        ("fleet_rebalance.assignors.examples.random_assignor:Nope", r"has no class 'Nope'"),
+        ("fleet_rebalance.assignors.types:TopicPartition", r"TopicPartition\(\) failed"),
+        ("fleet_rebalance.assignors.java:JavaHashMap", r"failed"),
+        ("fleet_rebalance.config:Config", r"Config has no 'name'"),
+        (":Cls", r"expected 'package.module:ClassName'"),
+    ],
+)
 def test_plugin_errors_name_what_is_missing(path, message):
     with pytest.raises(PluginError, match=message):
         get_assignor(path)
@@ -168,5 +193,8 @@ def test_sticky_reproduces_kafkas_empty_subscription_quirk():
     its classes); we reproduce it rather than silently differ."""
     group = {"a": Subscription([]), "b": Subscription(["t"]), "c": Subscription(["t"])}
     result = get_assignor("sticky").assign({"t": 4}, group)
-    assert result == {"a": [TopicPartition("t", 0), TopicPartition("t", 3)],
-                      "b": [TopicPartition("t", 1)], "c": [TopicPartition("t", 2)]}
+    assert result == {
+        "a": [TopicPartition("t", 0), TopicPartition("t", 3)],
+        "b": [TopicPartition("t", 1)],
+        "c": [TopicPartition("t", 2)],
+    }

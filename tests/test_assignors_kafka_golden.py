@@ -13,8 +13,9 @@ import pytest
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 
-GOLDEN = json.loads((Path(__file__).parent / "data" / "kafka_assignor_golden.json")
-                    .read_text(encoding="utf-8"))
+GOLDEN = json.loads(
+    (Path(__file__).parent / "data" / "kafka_assignor_golden.json").read_text(encoding="utf-8")
+)
 
 
 def _case_id(case: dict) -> str:
@@ -24,15 +25,16 @@ def _case_id(case: dict) -> str:
 @pytest.mark.parametrize("case", GOLDEN["cases"], ids=_case_id)
 def test_identical_to_kafka(case):
     subscriptions = {
-        member: Subscription(topics, [TopicPartition(t, p) for t, p in owned], generation,
-                             instance, rack)
+        member: Subscription(
+            topics, [TopicPartition(t, p) for t, p in owned], generation, instance, rack
+        )
         for member, topics, owned, generation, instance, rack in case["members"]
     }
     racks = {TopicPartition(t, p): r for t, p, r in case["partition_racks"]} or None
-    result = get_assignor(case["assignor"]).assign(case["partitions_per_topic"], subscriptions,
-                                                   racks)
-    expected = {m: sorted(TopicPartition(t, p) for t, p in tps)
-                for m, tps in case["kafka"].items()}
+    result = get_assignor(case["assignor"]).assign(
+        case["partitions_per_topic"], subscriptions, racks
+    )
+    expected = {m: sorted(TopicPartition(t, p) for t, p in tps) for m, tps in case["kafka"].items()}
     assert result == expected
 
 

@@ -84,7 +84,8 @@ def assign_replicas_to_brokers(
     if replication_factor > len(metadata):
         raise ReplicaAssignmentError(
             f"Replication factor: {replication_factor} larger than available brokers: "
-            f"{len(metadata)}.")
+            f"{len(metadata)}."
+        )
     rng = JavaRandom(seed) if seed is not None else _SystemRandom()
     start = fixed_start_index if fixed_start_index >= 0 else rng.next_int(len(metadata))
     shift = fixed_start_index if fixed_start_index >= 0 else rng.next_int(len(metadata))
@@ -92,26 +93,38 @@ def assign_replicas_to_brokers(
         shift = next_replica_shift
     first_partition = max(0, start_partition_id)
     if all(rack is None for _, rack in metadata):
-        return _rack_unaware(n_partitions, replication_factor, [b for b, _ in metadata],
-                             start, shift, first_partition)
+        return _rack_unaware(
+            n_partitions,
+            replication_factor,
+            [b for b, _ in metadata],
+            start,
+            shift,
+            first_partition,
+        )
     if any(rack is None for _, rack in metadata):
         raise ReplicaAssignmentError(
-            "Not all brokers have rack information for replica rack aware assignment.")
+            "Not all brokers have rack information for replica rack aware assignment."
+        )
     racks = {b: rack for b, rack in metadata}
     return _rack_aware(n_partitions, replication_factor, racks, start, shift, first_partition)
 
 
-def add_partitions(brokers: Sequence[int], existing: Mapping[int, Sequence[int]],
-                   partitions_to_add: int) -> dict[int, list[int]]:
+def add_partitions(
+    brokers: Sequence[int], existing: Mapping[int, Sequence[int]], partitions_to_add: int
+) -> dict[int, list[int]]:
     """New partitions' replicas as Kafka's add-partitions path computes them: brokers
     sorted by id, the start index at partition 0's first replica, the replication factor
     of partition 0, and new ids after the existing ones."""
     ordered = sorted(brokers)
     leader = existing[0][0]
     start = next((i for i, b in enumerate(ordered) if b >= leader), -1)
-    return assign_replicas_to_brokers(ordered, partitions_to_add, len(existing[0]),
-                                      fixed_start_index=max(0, start),
-                                      start_partition_id=len(existing))
+    return assign_replicas_to_brokers(
+        ordered,
+        partitions_to_add,
+        len(existing[0]),
+        fixed_start_index=max(0, start),
+        start_partition_id=len(existing),
+    )
 
 
 def rack_alternated_brokers(racks: Mapping[int, str]) -> list[int]:
@@ -133,8 +146,9 @@ def rack_alternated_brokers(racks: Mapping[int, str]) -> list[int]:
     return result
 
 
-def replica_index(first_replica_index: int, second_replica_shift: int, replica: int,
-                  n_brokers: int) -> int:
+def replica_index(
+    first_replica_index: int, second_replica_shift: int, replica: int, n_brokers: int
+) -> int:
     shift = 1 + (second_replica_shift + replica) % (n_brokers - 1)
     return (first_replica_index + shift) % n_brokers
 
@@ -144,8 +158,14 @@ class _SystemRandom:
         return _random.randrange(bound)
 
 
-def _rack_unaware(n_partitions: int, replication_factor: int, brokers: list[int],
-                  start: int, shift: int, partition: int) -> dict[int, list[int]]:
+def _rack_unaware(
+    n_partitions: int,
+    replication_factor: int,
+    brokers: list[int],
+    start: int,
+    shift: int,
+    partition: int,
+) -> dict[int, list[int]]:
     n = len(brokers)
     result = {}
     for _ in range(n_partitions):
@@ -153,15 +173,22 @@ def _rack_unaware(n_partitions: int, replication_factor: int, brokers: list[int]
             shift += 1
         first = (partition + start) % n
         replicas = [brokers[first]]
-        replicas += [brokers[replica_index(first, shift, j, n)]
-                     for j in range(replication_factor - 1)]
+        replicas += [
+            brokers[replica_index(first, shift, j, n)] for j in range(replication_factor - 1)
+        ]
         result[partition] = replicas
         partition += 1
     return result
 
 
-def _rack_aware(n_partitions: int, replication_factor: int, racks: Mapping[int, str],
-                start: int, shift: int, partition: int) -> dict[int, list[int]]:
+def _rack_aware(
+    n_partitions: int,
+    replication_factor: int,
+    racks: Mapping[int, str],
+    start: int,
+    shift: int,
+    partition: int,
+) -> dict[int, list[int]]:
     n_racks = len(set(racks.values()))
     arranged = rack_alternated_brokers(racks)
     n = len(arranged)
@@ -180,8 +207,9 @@ def _rack_aware(n_partitions: int, replication_factor: int, racks: Mapping[int, 
                 broker = arranged[replica_index(first, shift * n_racks, k, n)]
                 rack = racks[broker]
                 k += 1
-                if ((rack not in racks_used or len(racks_used) == n_racks)
-                        and (broker not in brokers_used or len(brokers_used) == n)):
+                if (rack not in racks_used or len(racks_used) == n_racks) and (
+                    broker not in brokers_used or len(brokers_used) == n
+                ):
                     replicas.append(broker)
                     racks_used.add(rack)
                     brokers_used.add(broker)

@@ -140,8 +140,9 @@ class JavaHashMap(Generic[K]):
         self._threshold = int(cap * LOAD_FACTOR)
 
 
-def hashmap_order(keys: Iterable[K], hash_fn: Callable[[K], int],
-                  capacity: int = DEFAULT_CAPACITY) -> list[K]:
+def hashmap_order(
+    keys: Iterable[K], hash_fn: Callable[[K], int], capacity: int = DEFAULT_CAPACITY
+) -> list[K]:
     """Iteration order of a HashMap filled by put() of `keys` in the given order.
 
     Without removals a bucket keeps insertion order, so the order is a stable sort by

@@ -65,8 +65,11 @@ class RangeAssignor:
             if count <= 0:
                 continue
             subscribers = [m for m in order if topic in subscriptions[m].topic_set]
-            states.append(_TopicState(topic, count, sorted_members(subscribers, subscriptions),
-                                      racks, partition_racks))
+            states.append(
+                _TopicState(
+                    topic, count, sorted_members(subscribers, subscriptions), racks, partition_racks
+                )
+            )
         if any(s.needs_rack_aware for s in states):
             _assign_with_rack_matching(states, assignment)
         for state in states:

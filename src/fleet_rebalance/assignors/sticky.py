@@ -204,7 +204,8 @@ class _ConstrainedBuilder:
 
     def _unassigned(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
         ordered = [
-            tp for t in sorted(self.topics, key=string_key)
+            tp
+            for t in sorted(self.topics, key=string_key)
             for tp in topic_partitions(t, self.topics[t])
         ]
         if not assigned:
@@ -271,8 +272,11 @@ class _ConstrainedBuilder:
         self.under_min[:] = active
         remaining = unassigned[position:]
         if len(remaining) > len(self.exactly_min):
-            log.error("No more unfilled consumers to be assigned. The remaining unassigned "
-                      "partitions are: %s", remaining[len(self.exactly_min):])
+            log.error(
+                "No more unfilled consumers to be assigned. The remaining unassigned "
+                "partitions are: %s",
+                remaining[len(self.exactly_min) :],
+            )
             raise KafkaAssignorError("No more unfilled consumers to be assigned.")
         before = self.current_over_min
         for tp, consumer in zip(remaining, self.exactly_min[: len(remaining)], strict=True):
@@ -280,12 +284,19 @@ class _ConstrainedBuilder:
         del self.exactly_min[: len(remaining)]
         self.current_over_min += len(remaining)
         if 1 <= self.expected_over_min - before < len(remaining):
-            log.error("Filled the last member up to maxQuota but still had partitions "
-                      "remaining to assign, will continue but this indicates a bug in "
-                      "the assignment.")
+            log.error(
+                "Filled the last member up to maxQuota but still had partitions "
+                "remaining to assign, will continue but this indicates a bug in "
+                "the assignment."
+            )
 
-    def _deal_one_by_one(self, unassigned: list[TopicPartition], position: int,
-                         active: list[str], special: set[TopicPartition]) -> None:
+    def _deal_one_by_one(
+        self,
+        unassigned: list[TopicPartition],
+        position: int,
+        active: list[str],
+        special: set[TopicPartition],
+    ) -> None:
         """Partitions run out mid-round (only when quotas cannot be met): Kafka's loop."""
         while active and position < len(unassigned):
             still_under = []
@@ -302,8 +313,9 @@ class _ConstrainedBuilder:
             active = still_under
         self.under_min[:] = active
 
-    def _take(self, consumer: str, partitions: list[TopicPartition],
-              special: set[TopicPartition]) -> None:
+    def _take(
+        self, consumer: str, partitions: list[TopicPartition], special: set[TopicPartition]
+    ) -> None:
         self.assignment[consumer].extend(partitions)
         if special and not special.isdisjoint(partitions):
             for tp in partitions:

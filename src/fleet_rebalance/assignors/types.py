@@ -58,6 +58,8 @@ def topic_partitions(topic: str, count: int) -> tuple[TopicPartition, ...]:
     """A topic's partitions, built once: replays call assignors on the same topics
     thousands of times, and creating the tuples dominated small assignments."""
     return tuple(TopicPartition(topic, p) for p in range(count))
+
+
 PartitionRacks = Mapping[TopicPartition, Collection[str]]
 
 
