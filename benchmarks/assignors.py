@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from types import SimpleNamespace
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 
@@ -119,31 +120,45 @@ def median_ms(run: Callable[[], object], budget_s: float) -> float:
 
 
 def kafka_python_runner(name: str, partitions, subscriptions) -> Callable[[], object] | None:
-    """kafka-python's assignor of the same name, or None when it has none / is absent."""
+    """kafka-python's assignor of the same name (3.x API), or None when it has none or
+    is not installed. Owned partitions reach its sticky assignor as StickyAssignorUserData,
+    as they would from a kafka-python consumer."""
     try:
         from kafka.coordinator.assignors.range import RangePartitionAssignor
         from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
         from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
-        from kafka.coordinator.protocol import ConsumerProtocolMemberMetadata
+        from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
     except ImportError:
         return None
-    classes = {
-        "range": RangePartitionAssignor,
-        "roundrobin": RoundRobinPartitionAssignor,
-        "sticky": StickyPartitionAssignor,
-    }
-    if name not in classes:
+    assignors = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+                 "sticky": StickyPartitionAssignor()}
+    if name not in assignors:
         return None
 
     class Cluster:
+        def topics(self):
+            return set(partitions)
+
         def partitions_for_topic(self, topic):
             return set(range(partitions[topic])) if topic in partitions else None
 
-    metadata = {
-        m: ConsumerProtocolMemberMetadata(0, list(s.topics), b"") for m, s in subscriptions.items()
-    }
+    def user_data(subscription: Subscription):
+        if not subscription.owned_partitions:
+            return None
+        by_topic: dict[str, list[int]] = {}
+        for tp in subscription.owned_partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        return StickyAssignorUserData(previous_assignment=list(by_topic.items()),
+                                      generation=subscription.generation)
+
+    members = [
+        SimpleNamespace(member_id=m, group_instance_id=None, metadata=SimpleNamespace(
+            topics=list(s.topics), user_data=user_data(s), owned_partitions=[],
+            generation_id=s.generation))
+        for m, s in subscriptions.items()
+    ]
     cluster = Cluster()
-    return lambda: classes[name].assign(cluster, metadata)
+    return lambda: assignors[name].assign(cluster, members)
 
 
 def main() -> int:
