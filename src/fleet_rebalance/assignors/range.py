@@ -6,17 +6,15 @@ from collections.abc import Mapping
 
 from fleet_rebalance.assignors.members import leader_order, member_rack, sorted_members
 from fleet_rebalance.assignors.types import (
-    Assignment,
+    AssignorBase,
     PartitionRacks,
     Subscription,
     TopicPartition,
-    sorted_assignment,
     topic_partitions,
-    validate_input,
 )
 
 
-class RangeAssignor:
+class RangeAssignor(AssignorBase):
     """Per topic, contiguous ranges of partitions to the topic's subscribers in MemberInfo order.
 
     Rule: with N partitions and M subscribers, the first N % M members (static members
@@ -33,13 +31,12 @@ class RangeAssignor:
     name = "range"
     protocol = "eager"
 
-    def assign(
+    def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None = None,
-    ) -> Assignment:
-        validate_input(partitions_per_topic, subscriptions)
+        partition_racks: PartitionRacks | None,
+    ) -> dict[str, list[TopicPartition]]:
         order = leader_order(subscriptions)
         racks = {m: r for m in order if (r := member_rack(subscriptions[m]))}
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in order}
@@ -59,7 +56,7 @@ class RangeAssignor:
                 for i, member in enumerate(subscribers):
                     start = per * i + min(i, extra)
                     assignment[member].extend(partitions[start : start + per + (i < extra)])
-            return sorted_assignment(assignment, subscriptions)
+            return assignment
         states = []
         for topic, count in partitions_per_topic.items():
             if count <= 0:
@@ -74,7 +71,7 @@ class RangeAssignor:
             _assign_with_rack_matching(states, assignment)
         for state in states:
             _assign_ranges(state, None, assignment)
-        return sorted_assignment(assignment, subscriptions)
+        return assignment
 
 
 class _TopicState:

@@ -7,17 +7,15 @@ from collections.abc import Mapping
 from fleet_rebalance.assignors.java import string_key
 from fleet_rebalance.assignors.members import leader_order, sorted_members
 from fleet_rebalance.assignors.types import (
-    Assignment,
+    AssignorBase,
     PartitionRacks,
     Subscription,
     TopicPartition,
-    sorted_assignment,
     topic_partitions,
-    validate_input,
 )
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(AssignorBase):
     """All partitions, sorted by topic then partition, dealt to members in MemberInfo
     order in a circle; a member not subscribed to the partition's topic is skipped.
 
@@ -30,13 +28,12 @@ class RoundRobinAssignor:
     name = "roundrobin"
     protocol = "eager"
 
-    def assign(
+    def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None = None,
-    ) -> Assignment:
-        validate_input(partitions_per_topic, subscriptions)
+        partition_racks: PartitionRacks | None,
+    ) -> dict[str, list[TopicPartition]]:
         members = sorted_members(leader_order(subscriptions), subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in members}
         if not members:
@@ -48,11 +45,11 @@ class RoundRobinAssignor:
             # Nobody is ever skipped: member k takes every len(members)-th partition.
             for k, member in enumerate(members):
                 assignment[member] = list(ordered[k :: len(members)])
-            return sorted_assignment(assignment, members)
+            return assignment
         position = 0
         for tp in ordered:
             while tp.topic not in subscriptions[members[position]].topic_set:
                 position = (position + 1) % len(members)
             assignment[members[position]].append(tp)
             position = (position + 1) % len(members)
-        return sorted_assignment(assignment, members)
+        return assignment

@@ -17,13 +17,11 @@ from fleet_rebalance.assignors.sticky_support import (
 )
 from fleet_rebalance.assignors.types import (
     DEFAULT_GENERATION,
-    Assignment,
+    AssignorBase,
     PartitionRacks,
     Subscription,
     TopicPartition,
-    sorted_assignment,
     topic_partitions,
-    validate_input,
 )
 
 
@@ -31,7 +29,7 @@ class KafkaAssignorError(RuntimeError):
     """Kafka's own assignor would throw here (IllegalStateException, NullPointerException)."""
 
 
-class StickyAssignor:
+class StickyAssignor(AssignorBase):
     """Balance first, then keep as many previous owners as possible (Kafka's StickyAssignor).
 
     Rule: every member gets floor(P/M) or ceil(P/M) partitions when all members subscribe
@@ -49,17 +47,16 @@ class StickyAssignor:
     name = "sticky"
     protocol = "eager"
 
-    def assign(
+    def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None = None,
-    ) -> Assignment:
-        validate_input(partitions_per_topic, subscriptions)
-        assignment, _ = self._assign(partitions_per_topic, subscriptions, partition_racks)
-        return sorted_assignment(assignment, subscriptions)
+        partition_racks: PartitionRacks | None,
+    ) -> dict[str, list[TopicPartition]]:
+        assignment, _ = self._target(partitions_per_topic, subscriptions, partition_racks)
+        return assignment
 
-    def _assign(
+    def _target(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
@@ -92,14 +89,13 @@ class CooperativeStickyAssignor(StickyAssignor):
     name = "cooperative-sticky"
     protocol = "cooperative"
 
-    def assign(
+    def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None = None,
-    ) -> Assignment:
-        validate_input(partitions_per_topic, subscriptions)
-        assignment, transferring = self._assign(
+        partition_racks: PartitionRacks | None,
+    ) -> dict[str, list[TopicPartition]]:
+        assignment, transferring = self._target(
             partitions_per_topic, subscriptions, partition_racks
         )
         if transferring is None:
@@ -107,7 +103,7 @@ class CooperativeStickyAssignor(StickyAssignor):
         for tp, consumer in transferring.items():
             if tp in assignment[consumer]:
                 assignment[consumer].remove(tp)
-        return sorted_assignment(assignment, subscriptions)
+        return assignment
 
 
 def _transferring(

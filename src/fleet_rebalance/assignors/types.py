@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -94,6 +95,31 @@ def validate_input(
                 f"subscriptions[{member!r}] must be a Subscription, found "
                 f"{type(subscription).__name__}"
             )
+
+
+class AssignorBase(ABC):
+    """Validates the input and returns the contract's form; subclasses implement _assign."""
+
+    name: str
+    protocol: str
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> Assignment:
+        validate_input(partitions_per_topic, subscriptions)
+        result = self._assign(partitions_per_topic, subscriptions, partition_racks)
+        return sorted_assignment(result, subscriptions)
+
+    @abstractmethod
+    def _assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None,
+    ) -> Mapping[str, list[TopicPartition]]: ...
 
 
 def sorted_assignment(

@@ -14,13 +14,11 @@ from collections.abc import Mapping
 
 from fleet_rebalance.assignors.java import JavaHashMap, member_order, string_hash, string_key
 from fleet_rebalance.assignors.types import (
-    Assignment,
+    AssignorBase,
     AssignorInputError,
     PartitionRacks,
     Subscription,
     TopicPartition,
-    sorted_assignment,
-    validate_input,
 )
 
 MAX_ITERATION_COUNT = 16
@@ -39,7 +37,7 @@ def _int_set_order(partitions: list[int]) -> list[int]:
     return list(table)
 
 
-class UniformAssignor:
+class UniformAssignor(AssignorBase):
     """Spread partitions evenly, keeping current owners where balance allows.
 
     Homogeneous (every member subscribes to the same topics): each member keeps up to
@@ -57,13 +55,12 @@ class UniformAssignor:
     name = "uniform"
     protocol = "cooperative"
 
-    def assign(
+    def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None = None,
-    ) -> Assignment:
-        validate_input(partitions_per_topic, subscriptions)
+        partition_racks: PartitionRacks | None,
+    ) -> dict[str, list[TopicPartition]]:
         members = member_order(subscriptions)
         if not members:
             return {}
@@ -75,7 +72,7 @@ class UniformAssignor:
             result = _homogeneous(members, topics, partitions_per_topic, current)
         else:
             result = _Heterogeneous(members, subscriptions, partitions_per_topic, current).build()
-        return sorted_assignment(result, members)
+        return result
 
 
 def _current_assignment(

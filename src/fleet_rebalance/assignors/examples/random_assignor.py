@@ -2,9 +2,10 @@
 
 Load it with get_assignor("fleet_rebalance.assignors.examples.random_assignor:RandomAssignor"),
 or list that path under `assignors:` in the replay configuration. A plug-in is any class
-with a no-argument constructor, `name`, `protocol` and this `assign` signature; it must
-return every member as a key, with a sorted list, and own each partition of a subscribed
-topic exactly once.
+with a no-argument constructor, `name`, `protocol` and an `assign(partitions_per_topic,
+subscriptions, partition_racks=None)` method returning every member as a key, with a
+sorted list, each partition of a subscribed topic owned exactly once. Subclassing
+AssignorBase, as here, does the input checks and the output form: implement `_assign`.
 """
 
 from __future__ import annotations
@@ -13,16 +14,14 @@ import random
 from collections.abc import Mapping
 
 from fleet_rebalance.assignors.types import (
-    Assignment,
+    AssignorBase,
     PartitionRacks,
     Subscription,
     TopicPartition,
-    sorted_assignment,
-    validate_input,
 )
 
 
-class RandomAssignor:
+class RandomAssignor(AssignorBase):
     """Each partition to a uniformly random subscriber of its topic (seeded, so a replay
     is reproducible). Valid, neither balanced nor sticky: a baseline to compare with."""
 
@@ -32,13 +31,12 @@ class RandomAssignor:
     def __init__(self, seed: int = 848) -> None:
         self.seed = seed
 
-    def assign(
+    def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None = None,
-    ) -> Assignment:
-        validate_input(partitions_per_topic, subscriptions)
+        partition_racks: PartitionRacks | None,
+    ) -> dict[str, list[TopicPartition]]:
         rng = random.Random(self.seed)
         members = sorted(subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in members}
@@ -48,4 +46,4 @@ class RandomAssignor:
                 continue
             for partition in range(partitions_per_topic[topic]):
                 assignment[rng.choice(subscribers)].append(TopicPartition(topic, partition))
-        return sorted_assignment(assignment, members)
+        return assignment
