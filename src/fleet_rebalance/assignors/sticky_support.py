@@ -93,33 +93,22 @@ def previous_ownership(
                 multiple.add(tp)
                 _remove_first(owned[other], tp)
                 owner_of[tp] = consumer
-            elif generation > other_generation:
+                continue
+            log.warning(
+                "Consumer %s in generation %d and consumer %s in generation %d claiming the "
+                "same TopicPartition %s in different generations. The topic partition will be "
+                "assigned to the member with the higher generation %d.",
+                consumer,
+                generation,
+                other,
+                other_generation,
+                tp,
+                max(generation, other_generation),
+            )
+            if generation > other_generation:
                 mine.append(tp)
                 _remove_first(owned[other], tp)
                 owner_of[tp] = consumer
-                log.warning(
-                    "Consumer %s in generation %d and consumer %s in generation %d "
-                    "claiming the same TopicPartition %s in different generations; it goes "
-                    "to generation %d.",
-                    consumer,
-                    generation,
-                    other,
-                    other_generation,
-                    tp,
-                    generation,
-                )
-            else:
-                log.warning(
-                    "Consumer %s in generation %d and consumer %s in generation %d "
-                    "claiming the same TopicPartition %s in different generations; it goes "
-                    "to generation %d.",
-                    consumer,
-                    generation,
-                    other,
-                    other_generation,
-                    tp,
-                    other_generation,
-                )
     return PreviousOwnership(all_equal, owned, multiple, max_generation)
 
 
