@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from fleet_rebalance.assignors.java import string_key
 from fleet_rebalance.assignors.members import leader_order
 from fleet_rebalance.assignors.sticky_support import (
+    BalanceIndex,
     PartitionMovements,
     PreviousOwnership,
     RackInfo,
@@ -383,9 +384,12 @@ class _GeneralBuilder:
         self.sorted_partitions = [
             tp for t in sorted_topics for tp in topic_partitions(t, topics[t])
         ]
-        self.sorted_consumers = SortedConsumers(lambda c: len(self.current[c]))
+        self.sorted_consumers = SortedConsumers(
+            lambda c: len(self.current[c]), self.consumer_topics
+        )
         self.revocation_required = False
         self.movements = PartitionMovements()
+        self.index: BalanceIndex | None = None
 
     def build(self) -> dict[str, list[TopicPartition]]:
         previous = self._previous_assignment()
@@ -442,23 +446,12 @@ class _GeneralBuilder:
         return sum(self.topics[t] for t in mine)
 
     def _is_balanced(self) -> bool:
-        sizes = self.current
-        low = len(sizes[self.sorted_consumers.first()])
-        high = len(sizes[self.sorted_consumers.last()])
+        low = len(self.current[self.sorted_consumers.first()])
+        high = len(self.current[self.sorted_consumers.last()])
         if low >= high - 1:
             return True
-        owner = {tp: c for c, tps in sizes.items() for tp in tps}
-        for consumer in self.sorted_consumers:
-            mine = sizes[consumer]
-            count = len(mine)
-            if count == self._max_size(consumer):
-                continue
-            for topic in self.consumer_topics[consumer]:
-                for p in range(self.topics[topic]):
-                    tp = TopicPartition(topic, p)
-                    if tp not in mine and count + 1 < len(sizes[owner[tp]]):
-                        return False
-        return True
+        assert self.index is not None
+        return self.index.balanced()
 
     def _maybe_assign(
         self, partitions: list[TopicPartition], racks: RackInfo | None, remove_assigned: bool
@@ -474,10 +467,8 @@ class _GeneralBuilder:
         return left
 
     def _maybe_assign_partition(self, tp: TopicPartition, racks: RackInfo | None) -> bool:
-        for consumer in self.sorted_consumers:
-            if tp.topic in self.consumer_topics[consumer] and (
-                racks is None or not racks.racks_mismatch(consumer, tp)
-            ):
+        for consumer in self.sorted_consumers.subscribed_to(tp.topic):
+            if racks is None or not racks.racks_mismatch(consumer, tp):
                 self.sorted_consumers.remove(consumer)
                 self.current[consumer][tp] = None
                 self.partition_consumer[tp] = consumer
@@ -525,9 +516,11 @@ class _GeneralBuilder:
                 fixed_assignments[consumer] = self.current.pop(consumer)
         before = {c: dict(tps) for c, tps in self.current.items()}
         before_owners = dict(self.partition_consumer)
+        self.index = BalanceIndex(self.current, self.consumer_topics, self._max_size)
         if not self.revocation_required:
             self._perform_reassignments(unassigned, previous)
         performed = self._perform_reassignments(self.sorted_partitions, previous)
+        self.index = None
         if (
             not initializing
             and performed
@@ -584,17 +577,15 @@ class _GeneralBuilder:
                 if size > len(self.current[other]) + 1:
                     self._reassign(tp, None)
                     return True
-        for other in candidates:
-            if size > len(self.current[other]) + 1:
-                self._reassign(tp, None)
-                return True
+        assert self.index is not None
+        if self.index.smallest_subscriber(tp.topic) < size - 1:
+            self._reassign(tp, None)
+            return True
         return False
 
     def _reassign(self, tp: TopicPartition, new_consumer: str | None) -> None:
         if new_consumer is None:
-            new_consumer = next(
-                c for c in self.sorted_consumers if tp.topic in self.consumer_topics[c]
-            )
+            new_consumer = next(self.sorted_consumers.subscribed_to(tp.topic))
         old = self.partition_consumer[tp]
         moving = self.movements.partition_to_move(tp, old, new_consumer)
         self._process_movement(moving, new_consumer)
@@ -603,10 +594,14 @@ class _GeneralBuilder:
         old = self.partition_consumer[tp]
         self.sorted_consumers.remove(old)
         self.sorted_consumers.remove(new_consumer)
+        if self.index is not None:
+            self.index.detach(*dict.fromkeys((old, new_consumer)))
         self.movements.move(tp, old, new_consumer)
         del self.current[old][tp]
         self.current[new_consumer][tp] = None
         self.partition_consumer[tp] = new_consumer
+        if self.index is not None:
+            self.index.attach(tp, old, new_consumer)
         self.sorted_consumers.add(new_consumer)
         self.sorted_consumers.add(old)
 

@@ -179,26 +179,41 @@ class RackInfo:
 
 class SortedConsumers:
     """Java's TreeSet<String> ordered by (assignment size, member id), where sizes change:
-    callers remove a member before its size changes and add it back after, as Kafka does."""
+    callers remove a member before its size changes and add it back after, as Kafka does.
 
-    def __init__(self, sizes: Callable[[str], int]) -> None:
+    Also keeps the same order per topic (members subscribed to it), so "the smallest
+    member that can take this partition" needs no scan over every other member.
+    """
+
+    def __init__(
+        self, sizes: Callable[[str], int], topics_of: Mapping[str, list[str]] | None = None
+    ) -> None:
         self._size = sizes
+        self._topics_of = topics_of or {}
         self._keys: list[tuple[int, bytes, str]] = []
+        self._by_topic: dict[str, list[tuple[int, bytes, str]]] = {}
 
     def _key(self, consumer: str) -> tuple[int, bytes, str]:
         return (self._size(consumer), string_key(consumer), consumer)
 
+    def _lists(self, consumer: str) -> Iterator[list[tuple[int, bytes, str]]]:
+        yield self._keys
+        for topic in self._topics_of.get(consumer, ()):
+            yield self._by_topic.setdefault(topic, [])
+
     def add(self, consumer: str) -> None:
         key = self._key(consumer)
-        i = bisect.bisect_left(self._keys, key)
-        if i == len(self._keys) or self._keys[i] != key:
-            self._keys.insert(i, key)
+        for keys in self._lists(consumer):
+            i = bisect.bisect_left(keys, key)
+            if i == len(keys) or keys[i] != key:
+                keys.insert(i, key)
 
     def remove(self, consumer: str) -> None:
         key = self._key(consumer)
-        i = bisect.bisect_left(self._keys, key)
-        if i < len(self._keys) and self._keys[i] == key:
-            del self._keys[i]
+        for keys in self._lists(consumer):
+            i = bisect.bisect_left(keys, key)
+            if i < len(keys) and keys[i] == key:
+                del keys[i]
 
     def first(self) -> str:
         return self._keys[0][2]
@@ -207,7 +222,12 @@ class SortedConsumers:
         return self._keys[-1][2]
 
     def __iter__(self) -> Iterator[str]:
-        return iter([k[2] for k in self._keys])
+        # Lazy: every caller stops iterating before it changes the set, as in Kafka.
+        return (key[2] for key in self._keys)
+
+    def subscribed_to(self, topic: str) -> Iterator[str]:
+        """Members subscribed to topic, in the set's order (lazy, like __iter__)."""
+        return (key[2] for key in self._by_topic.get(topic, ()))
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -255,3 +275,79 @@ class PartitionMovements:
         if reverse is None:
             return tp
         return reverse.first()
+
+
+class BalanceIndex:
+    """Per-topic sizes that make the general path's isBalanced() O(topics).
+
+    Kafka's isBalanced() is false iff some member c that can still take partitions
+    subscribes to a topic one of whose partitions sits with a member holding more than
+    |c| + 1 partitions. That member is never c itself, so per topic it is enough to
+    compare the largest owner with the smallest not-full subscriber. Both are kept in
+    sorted lists and updated for the two members a move touches.
+    """
+
+    def __init__(
+        self,
+        current: Mapping[str, Mapping[TopicPartition, None]],
+        consumer_topics: Mapping[str, list[str]],
+        max_size: Callable[[str], int],
+    ) -> None:
+        self.current = current
+        self.topics_of = {c: consumer_topics[c] for c in current}
+        self.max_size = {c: max_size(c) for c in current}
+        self.owned: dict[str, dict[str, int]] = {}
+        self.owners: dict[str, list[tuple[int, str]]] = {}
+        self.not_full: dict[str, list[tuple[int, str]]] = {}
+        self.subscribers: dict[str, list[tuple[int, str]]] = {}
+        for consumer, partitions in current.items():
+            counts: dict[str, int] = {}
+            for tp in partitions:
+                counts[tp.topic] = counts.get(tp.topic, 0) + 1
+            self.owned[consumer] = counts
+            self._insert(consumer)
+
+    def _entries(self, consumer: str) -> Iterator[tuple[dict, str]]:
+        size = len(self.current[consumer])
+        for topic in self.owned[consumer]:
+            yield self.owners, topic
+        for topic in self.topics_of[consumer]:
+            yield self.subscribers, topic
+            if size < self.max_size[consumer]:
+                yield self.not_full, topic
+
+    def _insert(self, consumer: str) -> None:
+        key = (len(self.current[consumer]), consumer)
+        for table, topic in self._entries(consumer):
+            bisect.insort(table.setdefault(topic, []), key)
+
+    def _delete(self, consumer: str) -> None:
+        key = (len(self.current[consumer]), consumer)
+        for table, topic in self._entries(consumer):
+            entries = table[topic]
+            del entries[bisect.bisect_left(entries, key)]
+
+    def detach(self, *consumers: str) -> None:
+        """Call before the consumers' assignments change."""
+        for consumer in consumers:
+            self._delete(consumer)
+
+    def attach(self, moved: TopicPartition, old: str, new: str) -> None:
+        """Call after `moved` went from old to new."""
+        counts = self.owned[old]
+        counts[moved.topic] -= 1
+        if not counts[moved.topic]:
+            del counts[moved.topic]
+        self.owned[new][moved.topic] = self.owned[new].get(moved.topic, 0) + 1
+        for consumer in dict.fromkeys((old, new)):
+            self._insert(consumer)
+
+    def balanced(self) -> bool:
+        for topic, owners in self.owners.items():
+            candidates = self.not_full.get(topic)
+            if owners and candidates and owners[-1][0] > candidates[0][0] + 1:
+                return False
+        return True
+
+    def smallest_subscriber(self, topic: str) -> int:
+        return self.subscribers[topic][0][0]
