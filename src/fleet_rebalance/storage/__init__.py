@@ -8,6 +8,7 @@ date from the session (set by build_session), merged with the caller's commit_in
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -103,12 +104,7 @@ def _run_context(spark: SparkSession) -> dict[str, str]:
 
 
 def _absolute(path: str) -> str:
-    import os
-
     return path if "://" in path else os.path.abspath(path)
-
-
-_registered: set[int] = set()
 
 
 def _write_delta_rs(
@@ -126,9 +122,7 @@ def _write_delta_rs(
     request = WriteRequest(_absolute(path), mode, partition_by, where, info, evolution)
     validate_against_table(request, df.schema.json())
     spark = df.sparkSession
-    if id(spark) not in _registered:
-        spark.dataSource.register(DeltaRsDataSource)
-        _registered.add(id(spark))
+    spark.dataSource.register(DeltaRsDataSource)  # idempotent; sessions come and go
     try:
         (
             df.write.format(SOURCE_NAME)

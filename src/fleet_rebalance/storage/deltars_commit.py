@@ -15,8 +15,8 @@ from deltalake.transaction import AddAction, CommitProperties, create_table_with
 from fleet_rebalance.storage.deltars_source import (
     WriteRequest,
     WrittenFile,
-    _local_path,
     add_action_fields,
+    local_path,
 )
 from fleet_rebalance.storage.errors import CommitConflictError, ReplaceWhereError
 from fleet_rebalance.storage.table_checks import (
@@ -131,7 +131,7 @@ def delete_uncommitted(uri: str, files: list[WrittenFile]) -> None:
     """Delete the job's files unless a commit references them (abort after a late failure)."""
     table = open_table(uri)
     referenced = set(table.file_uris()) if table is not None else set()
-    root = _local_path(uri)
+    root = local_path(uri)
     for written in files:
         full = os.path.join(root, written.path)
         if full in referenced:

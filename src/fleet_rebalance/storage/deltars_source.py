@@ -127,7 +127,7 @@ class _OpenFile:
         directory = partition_dir(request.partition_by, named)
         name = f"part-{uuid.uuid4()}-c000.snappy.parquet"
         relative = f"{directory}/{name}" if directory else name
-        return cls(_local_path(request.table_uri), relative, named, schema)
+        return cls(local_path(request.table_uri), relative, named, schema)
 
     def write(self, batch: pa.RecordBatch) -> None:
         assert self.writer is not None
@@ -183,7 +183,7 @@ def _split_by_partition(
         yield tuple(partition_value(key[c]) for c in columns), part
 
 
-def _local_path(table_uri: str) -> str:
+def local_path(table_uri: str) -> str:
     if table_uri.startswith("file://"):
         return table_uri[len("file://") :]
     if "://" in table_uri:
