@@ -206,7 +206,12 @@ def main() -> int:
             if args.no_kafka_python or rack == "true" or members > args.kafka_python_max_members
             else kafka_python_runner(name, partitions, subscriptions)
         )
-        kp_ms = f"{median_ms(kp, args.budget):11.1f}" if kp else f"{'-':>11}"
+        kp_ms = f"{'-':>11}"
+        if kp is not None:
+            try:
+                kp_ms = f"{median_ms(kp, args.budget):11.1f}"
+            except Exception as exc:  # kafka-python's own failures are results too
+                kp_ms = f"{type(exc).__name__:>11}"
         java_text = f"{java:8.2f}" if java else f"{'-':>8}"
         print(
             f"{members:>7} {topics:>6} {subs:<13} {rack:<5} {kind:<11} {name:<19} "
