@@ -11,14 +11,21 @@ decides which members get the extra partition.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
-from fleet_rebalance.assignors.java import JavaHashMap, member_order, string_hash, string_key
+from fleet_rebalance.assignors.java import (
+    hashmap_order,
+    member_order,
+    string_hash,
+    string_key,
+)
 from fleet_rebalance.assignors.types import (
     AssignorBase,
     AssignorInputError,
     PartitionRacks,
     Subscription,
     TopicPartition,
+    topic_partitions,
 )
 
 MAX_ITERATION_COUNT = 16
@@ -31,10 +38,22 @@ def _copy_capacity(size: int) -> int:
 
 def _int_set_order(partitions: list[int]) -> list[int]:
     """A member's partitions as Java's HashSet<Integer> (from a collection) iterates them."""
-    table: JavaHashMap[int] = JavaHashMap(lambda p: p, _copy_capacity(len(partitions)))
-    for p in sorted(partitions):
-        table.add(p)
-    return list(table)
+    capacity = _copy_capacity(len(partitions))
+    ordered = sorted(partitions)
+    if (
+        len(ordered) == 1 or ordered[-1] < capacity
+    ):  # Integer.hashCode is the value: one bucket each, ascending
+        return ordered
+    return hashmap_order(ordered, _identity, capacity)
+
+
+@lru_cache(maxsize=4096)
+def _topic_order(topics: tuple[str, ...]) -> list[str]:
+    return hashmap_order(topics, string_hash)
+
+
+def _identity(value: int) -> int:
+    return value
 
 
 class UniformAssignor(AssignorBase):
@@ -96,9 +115,7 @@ def _current_assignment(
                 )
             owner[tp] = member
             per_topic.setdefault(tp.topic, []).append(tp.partition)
-        topic_order = JavaHashMap(string_hash)
-        for topic in per_topic:
-            topic_order.add(topic)
+        topic_order = _topic_order(tuple(per_topic))
         current[member] = {t: _int_set_order(per_topic[t]) for t in topic_order}
     return current
 
@@ -111,22 +128,10 @@ def _homogeneous(
 ) -> dict[str, list[TopicPartition]]:
     if not topics:
         return {}
-    topic_set = JavaHashMap(string_hash, _copy_capacity(len(topics)))
-    for topic in topics:
-        topic_set.add(topic)
-    owned = {
-        TopicPartition(t, p)
-        for m in members
-        for t, ps in current[m].items()
-        if t in topic_set
-        for p in ps
-    }
-    unassigned = [
-        TopicPartition(t, p)
-        for t in topic_set
-        for p in range(partitions_per_topic[t])
-        if TopicPartition(t, p) not in owned
-    ]
+    topic_set = hashmap_order(topics, string_hash, _copy_capacity(len(topics)))
+    parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in topic_set}
+    owned = {parts[t][p] for m in members for t, ps in current[m].items() if t in parts for p in ps}
+    unassigned = [tp for t in topic_set for tp in parts[t] if tp not in owned]
     total = sum(partitions_per_topic[t] for t in topic_set)
     minimum, extra = divmod(total, len(members))
     target: dict[str, list[TopicPartition]] = {}
@@ -138,18 +143,18 @@ def _homogeneous(
             extra -= 1
         kept: list[TopicPartition] = []
         for topic, partitions in current[member].items():
-            if topic not in topic_set:
+            if topic not in parts:
                 continue
             if len(partitions) <= quota:
                 quota -= len(partitions)
-                kept.extend(TopicPartition(topic, p) for p in partitions)
+                kept.extend(parts[topic][p] for p in partitions)
                 continue
             for p in partitions:
                 if quota > 0:
                     quota -= 1
-                    kept.append(TopicPartition(topic, p))
+                    kept.append(parts[topic][p])
                 else:
-                    unassigned.append(TopicPartition(topic, p))
+                    unassigned.append(parts[topic][p])
         if quota > 0:
             unfilled.append((member, quota))
         target[member] = kept
