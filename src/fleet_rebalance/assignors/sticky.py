@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
 
 from fleet_rebalance.assignors.java import string_key
 from fleet_rebalance.assignors.members import leader_order
@@ -157,14 +158,23 @@ class _ConstrainedBuilder:
 
     def _assign_owned(self) -> list[TopicPartition]:
         assigned: list[TopicPartition] = []
+        # Kafka topic names are ASCII, where str order is Java's; anything else gets
+        # the UTF-16 key.
+        if all(t.isascii() for t in self.topics):
+            by_partition = itemgetter(1, 0)
+        else:
+            by_partition = lambda tp: (tp.partition, string_key(tp.topic))  # noqa: E731
+        racks = self.rack_info if self.rack_info.consumer_racks else None
         for consumer, claimed in self.current.items():
-            owned = []
-            for tp in claimed:
-                if self.rack_info.racks_mismatch(consumer, tp):
-                    self.maybe_revoked[tp] = consumer
-                else:
-                    owned.append(tp)
-            owned.sort(key=lambda tp: (tp.partition, string_key(tp.topic)))
+            owned = list(claimed)
+            if racks is not None:
+                owned = []
+                for tp in claimed:
+                    if racks.racks_mismatch(consumer, tp):
+                        self.maybe_revoked[tp] = consumer
+                    else:
+                        owned.append(tp)
+            owned.sort(key=by_partition)
             for tp in self.multiple_owners:
                 if tp in owned:
                     log.error(
