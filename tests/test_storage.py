@@ -304,15 +304,38 @@ def test_concurrent_overwrites_of_one_date_never_duplicate(spark, table):
     assert _unreferenced_files(table) == []
 
 
-def test_failed_job_commits_nothing_and_leaves_no_files(spark, table):
-    write_table(df_of(spark, rows_for(D19, ["a", "b"])), table, partition_by=("capture_date",))
-
-    @F.udf("long")
-    def explode_on_poison(group_id, lag):
+def explode_on_poison(*columns):
+    # Nested, so cloudpickle ships it by value (workers cannot import test modules).
+    def explode(group_id, lag):
         if group_id == "poison":
             raise ValueError("task failed half-way")
         return lag
 
+    return F.udf(explode, "long")(*columns)
+
+
+def test_a_task_failing_after_writing_batches_leaves_nothing(spark, table):
+    """Given one task that writes several Arrow batches and then fails, Then the table
+    keeps its version and rows and no Parquet file of the failed write remains."""
+    write_table(df_of(spark, rows_for(D19, ["a", "b"])), table, partition_by=("capture_date",))
+    rows = rows_for(D20, [f"g{i:02d}" for i in range(40)] + ["poison"])
+    failing = df_of(spark, rows).coalesce(1).withColumn("lag", explode_on_poison("group_id", "lag"))
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "8")
+    try:
+        with pytest.raises(Exception, match="task failed half-way"):
+            write_table(failing, table, partition_by=("capture_date",))
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    assert DeltaTable(table).version() == 0
+    assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
+    assert _unreferenced_files(table) == []
+    assert len(list((Path(table) / "_fleet_aborted").iterdir())) == 1  # abort ran
+
+
+def test_a_failed_multi_task_job_commits_nothing(spark, table):
+    """Other tasks of the job may be killed mid-write: whatever they leave is never
+    referenced, and the next commit to the table sweeps it."""
+    write_table(df_of(spark, rows_for(D19, ["a", "b"])), table, partition_by=("capture_date",))
     rows = rows_for(D20, [f"g{i}" for i in range(40)] + ["poison"])
     failing = (
         df_of(spark, rows)
@@ -323,6 +346,7 @@ def test_failed_job_commits_nothing_and_leaves_no_files(spark, table):
         write_table(failing, table, partition_by=("capture_date",))
     assert DeltaTable(table).version() == 0
     assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
+    write_table(df_of(spark, rows_for(D19, ["c"])), table, partition_by=("capture_date",))
     assert _unreferenced_files(table) == []
 
 

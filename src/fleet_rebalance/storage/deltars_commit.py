@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
+import time
+from pathlib import Path
 
 from deltalake import DeltaTable, Schema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
@@ -13,9 +13,11 @@ from deltalake.schema import Field
 from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
 
 from fleet_rebalance.storage.deltars_source import (
+    ABORTED_DIR,
     WriteRequest,
     WrittenFile,
     add_action_fields,
+    file_prefix,
     local_path,
 )
 from fleet_rebalance.storage.errors import CommitConflictError, ReplaceWhereError
@@ -58,7 +60,7 @@ def commit_files(request: WriteRequest, schema_json: str, files: list[WrittenFil
     try:
         _commit(request, schema_json, files)
     except BaseException:
-        delete_uncommitted(request.table_uri, files)
+        delete_uncommitted(request, files)
         raise
 
 
@@ -125,16 +127,48 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
             f"{uri}: commit conflicts with a concurrent transaction; nothing was committed: {exc}"
         ) from exc
     log.info("%s: %s of %d file(s) committed", uri, request.mode, len(actions))
+    sweep_aborted(uri)
 
 
-def delete_uncommitted(uri: str, files: list[WrittenFile]) -> None:
-    """Delete the job's files unless a commit references them (abort after a late failure)."""
+TOMBSTONE_TTL_S = 24 * 3600
+
+
+def delete_uncommitted(request: WriteRequest, files: list[WrittenFile]) -> None:
+    """Delete every file of this write that no commit references: the ones tasks
+    reported, and any left by tasks killed mid-write (found by the write id). A
+    tombstone makes tasks still running delete their own files when they finish."""
+    root = Path(local_path(request.table_uri))
+    tombstone = root / ABORTED_DIR / request.write_id
+    tombstone.parent.mkdir(parents=True, exist_ok=True)
+    tombstone.touch()
+    _delete_write(
+        root,
+        request.write_id,
+        {root / written.path for written in files},
+        _referenced(request.table_uri),
+    )
+
+
+def sweep_aborted(table_uri: str) -> None:
+    """After a commit: remove what late tasks of aborted writes left behind."""
+    root = Path(local_path(table_uri))
+    tombstones = list((root / ABORTED_DIR).glob("*"))
+    if not tombstones:
+        return
+    referenced = _referenced(table_uri)
+    for tombstone in tombstones:
+        _delete_write(root, tombstone.name, set(), referenced)
+        if time.time() - tombstone.stat().st_mtime > TOMBSTONE_TTL_S:
+            tombstone.unlink(missing_ok=True)
+
+
+def _referenced(uri: str) -> set[str]:
     table = open_table(uri)
-    referenced = set(table.file_uris()) if table is not None else set()
-    root = local_path(uri)
-    for written in files:
-        full = os.path.join(root, written.path)
-        if full in referenced:
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(full)
+    return set(table.file_uris()) if table is not None else set()
+
+
+def _delete_write(root: Path, write_id: str, known: set[Path], referenced: set[str]) -> None:
+    candidates = known | set(root.rglob(f"{file_prefix(write_id)}*"))
+    for path in candidates:
+        if str(path) not in referenced:
+            path.unlink(missing_ok=True)

@@ -15,7 +15,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -54,6 +54,8 @@ class WriteRequest:
     replace_where: dict[str, list[str | None]] | None
     commit_info: dict[str, Any]
     schema_evolution: bool
+    # Names every file of this write, so cleanup also finds files of killed tasks.
+    write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def to_options(self) -> dict[str, str]:
         return {"request": json.dumps({**self.__dict__, "partition_by": list(self.partition_by)})}
@@ -102,7 +104,7 @@ class DeltaRsWriter(DataSourceArrowWriter):
     def abort(self, messages: list[DeltaRsCommitMessage | None]) -> None:
         from fleet_rebalance.storage.deltars_commit import delete_uncommitted
 
-        delete_uncommitted(self.request.table_uri, _files(messages))
+        delete_uncommitted(self.request, _files(messages))
 
 
 def _files(messages: list[DeltaRsCommitMessage | None]) -> list[WrittenFile]:
@@ -111,9 +113,15 @@ def _files(messages: list[DeltaRsCommitMessage | None]) -> list[WrittenFile]:
 
 class _OpenFile:
     def __init__(
-        self, root: str, relative: str, values: dict[str, str | None], schema: pa.Schema
+        self,
+        root: str,
+        relative: str,
+        values: dict[str, str | None],
+        schema: pa.Schema,
+        write_id: str,
     ) -> None:
         self.root, self.relative, self.values = root, relative, values
+        self.write_id = write_id
         self.full = os.path.join(root, relative)
         os.makedirs(os.path.dirname(self.full), exist_ok=True)
         self.writer: pq.ParquetWriter | None = pq.ParquetWriter(
@@ -125,9 +133,9 @@ class _OpenFile:
     def create(cls, request: WriteRequest, values: tuple, schema: pa.Schema) -> _OpenFile:
         named = dict(zip(request.partition_by, values, strict=True))
         directory = partition_dir(request.partition_by, named)
-        name = f"part-{uuid.uuid4()}-c000.snappy.parquet"
+        name = f"{file_prefix(request.write_id)}{uuid.uuid4()}-c000.snappy.parquet"
         relative = f"{directory}/{name}" if directory else name
-        return cls(local_path(request.table_uri), relative, named, schema)
+        return cls(local_path(request.table_uri), relative, named, schema, request.write_id)
 
     def write(self, batch: pa.RecordBatch) -> None:
         assert self.writer is not None
@@ -138,6 +146,10 @@ class _OpenFile:
         assert self.writer is not None
         self.writer.close()
         self.writer = None
+        if is_aborted(self.root, self.write_id):
+            # The job was aborted while this task ran on: nothing may stay behind.
+            os.remove(self.full)
+            raise RuntimeError(f"write {self.write_id} was aborted; discarded {self.relative}")
         info = os.stat(self.full)
         return WrittenFile(
             path=self.relative,
@@ -181,6 +193,17 @@ def _split_by_partition(
             mask = test if mask is None else pc.and_(mask, test)
         part = batch.filter(mask).select(data_columns)
         yield tuple(partition_value(key[c]) for c in columns), part
+
+
+ABORTED_DIR = "_fleet_aborted"  # `_` prefix: ignored by Delta readers and Spark listing
+
+
+def is_aborted(table_root: str, write_id: str) -> bool:
+    return os.path.exists(os.path.join(table_root, ABORTED_DIR, write_id))
+
+
+def file_prefix(write_id: str) -> str:
+    return f"part-{write_id}-"
 
 
 def local_path(table_uri: str) -> str:
