@@ -193,11 +193,11 @@ def _split_state(tokens: list[str], columns: list[str]) -> dict[str, str]:
     rest = tokens[end + 1 :]
     after = columns[columns.index("COORDINATOR-(ID)") + 1 :]
     if len(rest) == len(after) - 1 and "ASSIGNMENT-STRATEGY" in after:
-        rest = (
-            rest[: after.index("ASSIGNMENT-STRATEGY")]
-            + [""]
-            + rest[after.index("ASSIGNMENT-STRATEGY") :]
-        )
+        rest = [
+            *rest[: after.index("ASSIGNMENT-STRATEGY")],
+            "",
+            *rest[after.index("ASSIGNMENT-STRATEGY") :],
+        ]
     if len(rest) != len(after):
         raise RowError(
             f"state row has {len(rest)} values after the coordinator for "
