@@ -30,12 +30,21 @@ class StorageConfig:
 
 
 @dataclass(frozen=True)
+class CaptureConfig:
+    # Regex over the path relative to raw_root; named groups cluster, timestamp, group.
+    path_pattern: str = r"^(?P<cluster>[^/]+)/"
+    # Zone the brokers' log4j timestamps are written in.
+    log_timezone: str = "UTC"
+
+
+@dataclass(frozen=True)
 class Config:
     app_name: str = "fleet_rebalance"
     master: str = "local[*]"
     raw_root: str = "data/sample"
     warehouse: str = "warehouse"
     storage: StorageConfig = field(default_factory=StorageConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
