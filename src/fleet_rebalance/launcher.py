@@ -26,6 +26,9 @@ JOBS = {
     "generate": "write a synthetic fleet of raw captures",
     "test": "run the test suite (pytest; flags after the job go to pytest)",
 }
+# Job -> script under jobs/, where the name differs; jobs run without Spark.
+JOB_SCRIPTS = {"generate": "generate_fleet.py"}
+NO_SPARK_JOBS = {"generate"}
 SPARK_VALUE_FLAGS = ("--master", "--deploy-mode", "--packages")
 CLUSTER_PREFIXES = ("yarn", "k8s://", "spark://", "mesos://")
 DEFAULT_MASTER = "local[*]"
@@ -122,6 +125,10 @@ def split_args(argv: Sequence[str]) -> Launch:
     return launch
 
 
+def job_script(project: Path, job: str) -> Path:
+    return project / "jobs" / JOB_SCRIPTS.get(job, f"{job}.py")
+
+
 def conf_file(job_args: Sequence[str], project: Path) -> Path:
     for i, arg in enumerate(job_args):
         if arg == "--conf" and i + 1 < len(job_args):
@@ -175,7 +182,7 @@ def spark_submit_command(
             f"spark.pyspark.driver.python={driver_python}",
         ]
     command += launch.spark_args
-    command += [str(project / "jobs" / f"{launch.job}.py"), *launch.job_args]
+    command += [str(job_script(project, launch.job)), *launch.job_args]
     return command
 
 
@@ -214,15 +221,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if launch.job == "test":
             return subprocess.call([sys.executable, "-m", "pytest", *launch.job_args], cwd=project)
-        script = project / "jobs" / f"{launch.job}.py"
+        script = job_script(project, launch.job)
         if not script.is_file():
             print(
                 f"job '{launch.job}' is not available yet ({JOBS[launch.job]}); nothing was run",
                 file=sys.stderr,
             )
             return 2
-        if launch.help:
-            return subprocess.call([sys.executable, str(script), *launch.job_args])
+        if launch.help or launch.job in NO_SPARK_JOBS:
+            return subprocess.call([sys.executable, str(script), *launch.job_args], cwd=Path.cwd())
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)

@@ -120,8 +120,11 @@ def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile
         log_timezone=config.capture.log_timezone,
         schema=schema,
     )
-    log.info("parsing %d file(s) in %d task(s)", len(tasks), len(tasks))
-    return files.repartition(max(1, len(tasks))).mapInArrow(parse, schema)
+    # Whole files per task (a capture's headers give its rows meaning), several per task:
+    # hundreds of tiny tasks would cost more in scheduling than the parsing itself.
+    slices = max(1, min(len(tasks), 2 * spark.sparkContext.defaultParallelism))
+    log.info("parsing %d file(s) in %d task(s)", len(tasks), slices)
+    return files.repartition(slices).mapInArrow(parse, schema)
 
 
 def _parse_partition(
@@ -193,7 +196,9 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
     summaries = [r.asDict() for r in parsed.where(F.col("_table") == "_file").collect()]
     broken = [s for s in summaries if not s["reconciles"]]
     for s in sorted(summaries, key=lambda s: s["source_file"]):
-        log.info(
+        noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"] != "{}"
+        log.log(
+            logging.INFO if noteworthy else logging.DEBUG,
             "%s [%s, %s]: %d lines = %d parsed + %d quarantined + %d structural; %d rows%s",
             s["source_file"],
             s["kind"],
@@ -226,7 +231,11 @@ def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dic
         with_resolved_topicless_assignments(tables["members"], tables["offsets"]), tables["offsets"]
     )
     tables["members"] = members
-    counts: dict[str, int] = {}
+    counts = {
+        r["_table"]: r["count"]
+        for r in parsed.groupBy("_table").count().collect()
+        if r["_table"] in bronze.TABLES
+    }
     for name, schema in bronze.TABLES.items():
         if name == "ingested_files":
             continue
@@ -239,7 +248,7 @@ def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dic
             partition_by=(column,),
             replace_where={column: days},
         )
-        counts[name] = frame.count()
+        counts.setdefault(name, 0)
     reasons = (
         tables["quarantine"].groupBy("reason").count().orderBy(F.desc("count")).limit(10).collect()
     )

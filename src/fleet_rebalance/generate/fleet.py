@@ -1,0 +1,468 @@
+"""A seeded fleet simulation whose state is captured the way operators capture real ones.
+
+Each cluster runs one Kafka release's tooling (3.6, 3.9 or 4.1 output formats). Groups
+churn the way real fleets do: rolling deploys (members replaced one by one with new
+ids), crash loops, autoscaling on lag, partition expansion, a regex subscription picking
+up a new topic, static members restarting without a rebalance, idle (Empty) groups, and
+captures taken mid-rebalance. Assignments come from our own assignors with each group's
+strategy; produce rates per partition come from Zipf-distributed keys placed by Kafka's
+default partitioner (murmur2), and lag follows each member's consumption capacity.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import math
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
+from fleet_rebalance.assignors.java import java_abs, string_hash
+from fleet_rebalance.generate import render
+from fleet_rebalance.generate.partitioner import partition_for
+from fleet_rebalance.replicas import assign_replicas_to_brokers
+
+VERSIONS = ("3.6", "3.9", "4.1")
+PROFILES = (
+    "stable",
+    "rolling_deploy",
+    "crash_loop",
+    "autoscale",
+    "partition_expansion",
+    "regex_new_topic",
+    "static_restart",
+    "idle",
+    "stable",
+)
+CLASSIC = (("range", 3), ("cooperative-sticky", 3), ("sticky", 1), ("roundrobin", 2))
+OFFSETS_TOPIC_PARTITIONS = 50
+KEYS = 500
+REGEX_PREFIX = "events-"
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    clusters: int = 3
+    groups_per_cluster: int = 6
+    topics_per_cluster: int = 5
+    start: dt.datetime = dt.datetime(2026, 11, 19, 22, 0, tzinfo=dt.UTC)
+    hours: float = 12.0
+    interval_minutes: int = 20
+    seed: int = 20261120
+
+
+@dataclass
+class Member:
+    member_id: str
+    instance_id: str | None
+    host: str
+    client_id: str
+    capacity: float
+    owned: list[TopicPartition] = field(default_factory=list)
+
+
+@dataclass
+class Group:
+    name: str
+    strategy: str
+    kip848: bool
+    profile: str
+    topics: list[str]
+    members: dict[str, Member] = field(default_factory=dict)
+    generation: int = 0
+    committed: dict[TopicPartition, float] = field(default_factory=dict)
+    rebalancing_until: dt.datetime | None = None
+    next_client: int = 1
+
+    @property
+    def offsets_partition(self) -> int:
+        return java_abs(string_hash(self.name)) % OFFSETS_TOPIC_PARTITIONS
+
+
+@dataclass
+class Cluster:
+    name: str
+    version: str
+    brokers: dict[int, str]
+    topics: dict[str, int]
+    topic_ids: dict[str, str]
+    rates: dict[str, float]
+    end_offsets: dict[TopicPartition, float] = field(default_factory=dict)
+    groups: list[Group] = field(default_factory=list)
+    log_lines: dict[tuple[int, str], list[str]] = field(default_factory=dict)
+
+
+class Fleet:
+    def __init__(self, spec: FleetSpec) -> None:
+        self.spec = spec
+        self.rng = random.Random(spec.seed)
+        self.clusters = [self._cluster(i) for i in range(spec.clusters)]
+        self._shares: dict[tuple[str, int], list[float]] = {}
+
+    # -- construction -------------------------------------------------------------------
+    def _cluster(self, index: int) -> Cluster:
+        version = VERSIONS[index % len(VERSIONS)]
+        name = ("prod-east", "prod-west", "lab")[index] if index < 3 else f"cluster-{index}"
+        brokers = {b: f"az{b % 3 + 1}" for b in range(1, 4 + index % 3)}
+        topic_names = [
+            "orders",
+            "payments",
+            "clickstream",
+            "audit",
+            "inventory",
+            "shipments",
+            "emails",
+            "metrics",
+        ][: self.spec.topics_per_cluster]
+        topics = {t: self.rng.choice([3, 6, 6, 8, 12, 12, 24]) for t in topic_names}
+        topics[f"{REGEX_PREFIX}web"] = 6
+        cluster = Cluster(
+            name=name,
+            version=version,
+            brokers=brokers,
+            topics=topics,
+            topic_ids={t: self._topic_id() for t in topics},
+            rates={t: self.rng.lognormvariate(4.5, 1.0) for t in topics},
+        )
+        for tp in self._all_partitions(cluster):
+            cluster.end_offsets[tp] = float(self.rng.randint(10_000, 5_000_000))
+        for g in range(self.spec.groups_per_cluster):
+            cluster.groups.append(self._group(cluster, g))
+        return cluster
+
+    def _group(self, cluster: Cluster, index: int) -> Group:
+        profile = PROFILES[index % len(PROFILES)]
+        kip848 = cluster.version == "4.1" and index % 2 == 1
+        strategy = (
+            "uniform" if kip848 else self.rng.choice([s for s, w in CLASSIC for _ in range(w)])
+        )
+        plain = [t for t in cluster.topics if not t.startswith(REGEX_PREFIX)]
+        topics = (
+            [t for t in cluster.topics if t.startswith(REGEX_PREFIX)]
+            if profile == "regex_new_topic"
+            else self.rng.sample(plain, self.rng.choice([1, 1, 2, 3]))
+        )
+        name = (
+            f"{self.rng.choice(['orders', 'billing', 'search', 'fraud', 'audit'])}-"
+            f"{self.rng.choice(['processor', 'enricher', 'archiver', 'indexer'])}-{index}"
+        )
+        group = Group(name=name, strategy=strategy, kip848=kip848, profile=profile, topics=topics)
+        for tp in self._partitions_of(cluster, topics):
+            group.committed[tp] = cluster.end_offsets[tp] - self.rng.randint(0, 5000)
+        if profile != "idle":
+            for _ in range(self.rng.randint(2, 5)):
+                self._add_member(cluster, group, static=profile == "static_restart")
+            self._rebalance(cluster, group, self.spec.start, "initial join")
+        return group
+
+    def _topic_id(self) -> str:
+        return base64.urlsafe_b64encode(self.rng.randbytes(16)).decode().rstrip("=")
+
+    def _member_id(self, group: Group, client_id: str, instance: str | None) -> str:
+        if group.kip848:
+            return base64.urlsafe_b64encode(self.rng.randbytes(16)).decode().rstrip("=")
+        uuid = self.rng.randbytes(16).hex()
+        uuid = f"{uuid[:8]}-{uuid[8:12]}-{uuid[12:16]}-{uuid[16:20]}-{uuid[20:]}"
+        return f"{instance or client_id}-{uuid}"
+
+    def _add_member(
+        self, cluster: Cluster, group: Group, static: bool = False, instance: str | None = None
+    ) -> Member:
+        if static and instance is None:
+            instance = f"{group.name}-{len(group.members)}"
+        client_id = (
+            f"consumer-{group.name}-{instance}"
+            if instance
+            else f"consumer-{group.name}-{group.next_client}"
+        )
+        group.next_client += 1
+        load = sum(cluster.rates[t] for t in group.topics if t in cluster.topics)
+        member = Member(
+            member_id=self._member_id(group, client_id, instance),
+            instance_id=instance,
+            host=f"/10.{VERSIONS.index(cluster.version)}.{self.rng.randint(0, 255)}."
+            f"{self.rng.randint(1, 254)}",
+            client_id=client_id,
+            capacity=load * self.rng.uniform(0.35, 0.9),
+        )
+        group.members[member.member_id] = member
+        return member
+
+    # -- produce and consume ------------------------------------------------------------
+    def _all_partitions(self, cluster: Cluster) -> list[TopicPartition]:
+        return self._partitions_of(cluster, list(cluster.topics))
+
+    @staticmethod
+    def _partitions_of(cluster: Cluster, topics: list[str]) -> list[TopicPartition]:
+        return [
+            TopicPartition(t, p)
+            for t in topics
+            if t in cluster.topics
+            for p in range(cluster.topics[t])
+        ]
+
+    def _share(self, topic: str, partitions: int) -> list[float]:
+        """Zipf-popular keys placed by murmur2: the skew real keyed topics show."""
+        key = (topic, partitions)
+        if key not in self._shares:
+            weights = [0.0] * partitions
+            for rank in range(1, KEYS + 1):
+                weights[partition_for(f"{topic}-key-{rank}".encode(), partitions)] += 1 / rank**1.1
+            total = sum(weights)
+            self._shares[key] = [w / total for w in weights]
+        return self._shares[key]
+
+    def _advance(self, cluster: Cluster, seconds: float) -> None:
+        for topic, count in cluster.topics.items():
+            for p, share in enumerate(self._share(topic, count)):
+                tp = TopicPartition(topic, p)
+                cluster.end_offsets[tp] = (
+                    cluster.end_offsets.get(tp, 0.0) + cluster.rates[topic] * share * seconds
+                )
+        for group in cluster.groups:
+            for member in group.members.values():
+                if not member.owned:
+                    continue
+                budget = member.capacity * seconds / len(member.owned)
+                for tp in member.owned:
+                    end = cluster.end_offsets[tp]
+                    done = group.committed.get(tp, end)
+                    group.committed[tp] = min(end, done + budget)
+
+    # -- rebalances ---------------------------------------------------------------------
+    def _rebalance(self, cluster: Cluster, group: Group, at: dt.datetime, reason: str) -> None:
+        counts = {t: cluster.topics[t] for t in group.topics if t in cluster.topics}
+        assignor = get_assignor(group.strategy)
+        subs = {
+            m: Subscription(
+                group.topics,
+                member.owned,
+                group.generation,
+                member.instance_id,
+                cluster.brokers.get(1),
+            )
+            for m, member in group.members.items()
+        }
+        result = assignor.assign(counts, subs)
+        if assignor.protocol == "cooperative" and group.members:
+            again = {
+                m: Subscription(group.topics, result[m], group.generation + 1, s.group_instance_id)
+                for m, s in subs.items()
+            }
+            result = assignor.assign(counts, again)
+        for m, member in group.members.items():
+            member.owned = list(result.get(m, []))
+            for tp in member.owned:
+                group.committed.setdefault(tp, cluster.end_offsets.get(tp, 0.0))
+        group.generation += 1
+        group.rebalancing_until = at + dt.timedelta(seconds=3)
+        leader = min(group.members, default="-")
+        broker = self._coordinator(cluster, group)
+        lines = render.rebalance_lines(
+            cluster.version,
+            broker,
+            group.offsets_partition,
+            group.name,
+            group.generation,
+            reason,
+            len(group.members),
+            leader,
+            at,
+            group.kip848,
+        )
+        hour = at.strftime("%Y-%m-%d-%H")
+        cluster.log_lines.setdefault((broker, hour), []).extend(lines)
+
+    def _coordinator(self, cluster: Cluster, group: Group) -> int:
+        brokers = sorted(cluster.brokers)
+        return brokers[group.offsets_partition % len(brokers)]
+
+    def _churn(self, cluster: Cluster, group: Group, at: dt.datetime, step: int) -> None:
+        rng, profile = self.rng, group.profile
+        when = at - dt.timedelta(seconds=rng.randint(5, 500))
+        if profile == "rolling_deploy" and step % 18 == 9 and group.members:
+            for old in list(group.members):
+                group.members.pop(old)
+                self._add_member(cluster, group)
+                self._rebalance(
+                    cluster,
+                    group,
+                    when,
+                    f"Removing member {old} on LeaveGroup; "
+                    "client reason: the consumer is being closed",
+                )
+                when += dt.timedelta(seconds=40)
+        elif profile == "crash_loop" and 12 <= step % 24 <= 15 and group.members:
+            victim = sorted(group.members)[-1]
+            group.members.pop(victim)
+            self._rebalance(
+                cluster, group, when, f"removing member {victim} on heartbeat expiration"
+            )
+            self._add_member(cluster, group)
+            self._rebalance(
+                cluster,
+                group,
+                when + dt.timedelta(seconds=60),
+                "Adding new member with group instance id None; client reason: "
+                "need to re-join with the given member-id",
+            )
+        elif profile == "autoscale" and step % 6 == 3:
+            lag = sum(
+                cluster.end_offsets[tp] - group.committed.get(tp, 0)
+                for m in group.members.values()
+                for tp in m.owned
+            )
+            if lag > 50_000 and len(group.members) < 8:
+                self._add_member(cluster, group)
+                self._rebalance(cluster, group, when, "Adding new member (scale out)")
+            elif lag < 5_000 and len(group.members) > 1:
+                group.members.pop(sorted(group.members)[0])
+                self._rebalance(cluster, group, when, "Removing member on LeaveGroup (scale in)")
+        elif profile == "partition_expansion" and step == 20:
+            topic = group.topics[0]
+            cluster.topics[topic] += 3
+            for tp in self._partitions_of(cluster, [topic]):
+                cluster.end_offsets.setdefault(tp, 0.0)
+            for other in cluster.groups:
+                if topic in other.topics and other.members:
+                    self._rebalance(cluster, other, when, "cached metadata has changed")
+        elif profile == "regex_new_topic" and step == 24:
+            new = f"{REGEX_PREFIX}mobile"
+            cluster.topics[new] = 6
+            cluster.topic_ids[new] = self._topic_id()
+            cluster.rates[new] = 40.0
+            group.topics.append(new)
+            self._rebalance(cluster, group, when, "subscription has changed")
+        elif profile == "static_restart" and step % 9 == 4 and group.members:
+            old = sorted(group.members)[0]
+            instance = group.members.pop(old).instance_id
+            member = self._add_member(cluster, group, static=True, instance=instance)
+            member.owned = []
+            self._static_rejoin(cluster, group, old, member, when)
+
+    def _static_rejoin(
+        self, cluster: Cluster, group: Group, old: str, member: Member, at: dt.datetime
+    ) -> None:
+        """A static member back with a new id and the same instance id: no rebalance."""
+        previous = [m for m in group.members.values() if m is not member]
+        taken = {tp for m in previous for tp in m.owned}
+        member.owned = [tp for tp in self._partitions_of(cluster, group.topics) if tp not in taken]
+        if cluster.version == "4.1":
+            return
+        broker = self._coordinator(cluster, group)
+        line = render.log_line(
+            at,
+            "INFO",
+            f"[GroupCoordinator {broker}]: Static member with "
+            f"groupInstanceId={member.instance_id} and unknown member id joins "
+            f"group {group.name} in Stable state. Replacing previously mapped "
+            f"member {old} with this groupInstanceId.",
+            render.SCALA,
+        )
+        cluster.log_lines.setdefault((broker, at.strftime("%Y-%m-%d-%H")), []).append(line)
+
+    # -- captures -----------------------------------------------------------------------
+    def captures(self) -> Iterator[tuple[dt.datetime, Cluster]]:
+        steps = int(self.spec.hours * 60 / self.spec.interval_minutes)
+        for step in range(steps + 1):
+            at = self.spec.start + dt.timedelta(minutes=step * self.spec.interval_minutes)
+            for cluster in self.clusters:
+                if step:
+                    self._advance(cluster, self.spec.interval_minutes * 60)
+                    for group in cluster.groups:
+                        self._churn(cluster, group, at, step)
+                yield at, cluster
+
+    def group_views(self, cluster: Cluster, at: dt.datetime) -> list[render.GroupView]:
+        views = []
+        for group in cluster.groups:
+            rebalancing = (
+                group.rebalancing_until is not None and group.members and self.rng.random() < 0.08
+            )
+            state = (
+                "Empty"
+                if not group.members
+                else ("Reconciling" if group.kip848 else "PreparingRebalance")
+                if rebalancing
+                else "Stable"
+            )
+            old_coordinator = rebalancing and cluster.version in ("3.6", "3.9")
+            members = [
+                render.MemberView(
+                    m.member_id,
+                    m.instance_id,
+                    m.host,
+                    m.client_id,
+                    [] if old_coordinator else [(tp.topic, tp.partition) for tp in m.owned],
+                    group.generation,
+                )
+                for m in group.members.values()
+            ]
+            offsets = {
+                (tp.topic, tp.partition): (
+                    math.floor(v),
+                    math.floor(cluster.end_offsets.get(tp, v)),
+                )
+                for tp, v in group.committed.items()
+            }
+            coordinator = self._coordinator(cluster, group)
+            views.append(
+                render.GroupView(
+                    group.name,
+                    state,
+                    group.strategy,
+                    (f"kafka-{coordinator}.{cluster.name}.example.net:9092", coordinator),
+                    members,
+                    offsets,
+                    group.kip848,
+                )
+            )
+        return views
+
+    def topic_view(self, cluster: Cluster) -> dict:
+        topics = {}
+        ids = sorted(cluster.brokers)
+        for name, count in cluster.topics.items():
+            replicas = assign_replicas_to_brokers(
+                ids, count, min(3, len(ids)), fixed_start_index=len(name) % len(ids)
+            )
+            isr = {p: list(r) for p, r in replicas.items()}
+            topics[name] = (cluster.topic_ids[name], replicas, isr)
+        return topics
+
+
+def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
+    """Write every capture and broker log of the simulated fleet under out."""
+    fleet = Fleet(spec)
+    written = {"captures": 0, "files": 0}
+    failed_once = False
+    for at, cluster in fleet.captures():
+        folder = out / cluster.name / "captures" / at.strftime("%Y-%m-%dT%H%MZ")
+        folder.mkdir(parents=True, exist_ok=True)
+        views = fleet.group_views(cluster, at)
+        files = {
+            "consumer-groups-offsets.txt": render.offsets_view(views, cluster.version),
+            "consumer-groups-members.txt": render.members_view(views, cluster.version),
+            "consumer-groups-state.txt": render.state_view(views, cluster.version),
+        }
+        if at.minute == 0:
+            files["topics.txt"] = render.topics_view(fleet.topic_view(cluster), cluster.version)
+        if not failed_once and at.hour == 3 and cluster.version == "3.9":
+            files["consumer-groups-offsets.txt"] = ""  # a failed capture: an empty file
+            failed_once = True
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+            written["files"] += 1
+        written["captures"] += 1
+    for cluster in fleet.clusters:
+        for (broker, hour), lines in sorted(cluster.log_lines.items()):
+            folder = out / cluster.name / "logs" / f"broker-{broker}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"server.log.{hour}").write_text(
+                "\n".join(sorted(lines)) + "\n", encoding="utf-8"
+            )
+            written["files"] += 1
+    return written
