@@ -46,7 +46,7 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
         "--date",
         type=iso_date,
         metavar="YYYY-MM-DD",
-        help="capture date to process (default: yesterday, UTC)",
+        help="capture date (default: conf default_date: yesterday UTC, or the latest capture)",
     )
     when.add_argument("--all", action="store_true", help="process every date found")
     return parser
@@ -59,9 +59,26 @@ def parse_job_args(
     config = load_config(args.conf, raw_root=args.raw_root, warehouse=args.warehouse)
     if args.all:
         run_date = None
+    elif args.date:
+        run_date = args.date
+    elif config.default_date == "latest":
+        run_date = latest_capture_date(config)
     else:
-        run_date = args.date or (today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1)
+        run_date = (today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1)
     return JobArgs(config, run_date, args)
+
+
+def latest_capture_date(config: Config) -> dt.date:
+    from fleet_rebalance.pipeline.ingest_files import discover
+
+    dates = [
+        f.path_date
+        for f in discover(config.raw_root, config.capture.path_pattern)
+        if f.path_date and not f.is_log
+    ]
+    if not dates:
+        raise SystemExit(f"default_date is latest but no dated capture is under {config.raw_root}")
+    return max(dates)
 
 
 def run_job(main: Callable[[], int]) -> None:

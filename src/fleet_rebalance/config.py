@@ -43,6 +43,9 @@ class Config:
     master: str = "local[*]"
     raw_root: str = "data/sample"
     warehouse: str = "warehouse"
+    # Date a run processes without --date: "yesterday" (UTC) or "latest" (the newest
+    # capture date under raw_root; what the bundled sample wants).
+    default_date: str = "yesterday"
     storage: StorageConfig = field(default_factory=StorageConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
@@ -109,6 +112,11 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
             values[name] = hint(**_build(hint, value, path, prefix=f"{key}."))
         else:
             values[name] = _check(value, hint, path, key)
+    if "default_date" in values and values["default_date"] not in ("yesterday", "latest"):
+        raise ConfigError(
+            f"{path}: {prefix}default_date: expected yesterday or latest, "
+            f"found {values['default_date']!r}"
+        )
     if "engine" in values and values["engine"] not in ENGINES:
         raise ConfigError(
             f"{path}: {prefix}engine: expected one of {', '.join(ENGINES)}, "
