@@ -130,8 +130,11 @@ def kafka_python_runner(name: str, partitions, subscriptions) -> Callable[[], ob
         from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
     except ImportError:
         return None
-    assignors = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-                 "sticky": StickyPartitionAssignor()}
+    assignors = {
+        "range": RangePartitionAssignor,
+        "roundrobin": RoundRobinPartitionAssignor,
+        "sticky": StickyPartitionAssignor(),
+    }
     if name not in assignors:
         return None
 
@@ -148,13 +151,21 @@ def kafka_python_runner(name: str, partitions, subscriptions) -> Callable[[], ob
         by_topic: dict[str, list[int]] = {}
         for tp in subscription.owned_partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        return StickyAssignorUserData(previous_assignment=list(by_topic.items()),
-                                      generation=subscription.generation)
+        return StickyAssignorUserData(
+            previous_assignment=list(by_topic.items()), generation=subscription.generation
+        )
 
     members = [
-        SimpleNamespace(member_id=m, group_instance_id=None, metadata=SimpleNamespace(
-            topics=list(s.topics), user_data=user_data(s), owned_partitions=[],
-            generation_id=s.generation))
+        SimpleNamespace(
+            member_id=m,
+            group_instance_id=None,
+            metadata=SimpleNamespace(
+                topics=list(s.topics),
+                user_data=user_data(s),
+                owned_partitions=[],
+                generation_id=s.generation,
+            ),
+        )
         for m, s in subscriptions.items()
     ]
     cluster = Cluster()
@@ -171,8 +182,12 @@ def main() -> int:
     parser.add_argument("--rack-aware", default="false,true")
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--no-kafka-python", action="store_true")
-    parser.add_argument("--kafka-python-max-members", type=int, default=1000,
-                        help="skip kafka-python above this size (its sticky needs ~11 s at 1,000)")
+    parser.add_argument(
+        "--kafka-python-max-members",
+        type=int,
+        default=1000,
+        help="skip kafka-python above this size (its sticky needs ~11 s at 1,000)",
+    )
     args = parser.parse_args()
     assignors = args.assignors.split(",")
     print(

@@ -84,11 +84,18 @@ def header_view(line: str) -> tuple[str, list[str]] | None:
     return None
 
 
+HEADER_WORDS = ("GROUP", "TOPIC", "COORDINATOR", "CONSUMER-ID")
+
+
 def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
+    """Rows first: nearly every line is one, and the message and error classifiers only
+    run for lines that do not parse as a row of the current header (a message never
+    does: it fails the numeric columns or has the wrong number of values)."""
     view: str | None = None
     columns: list[str] = []
     comma = False
     in_error = False
+    common = context["common"]
     for number, raw in enumerate(text_lines, start=1):
         line = raw.rstrip("\r\n")
         stripped = line.strip()
@@ -96,42 +103,45 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
             result.structural += 1
             in_error = False
             continue
-        header = header_view(line)
-        if header is not None:
-            view, columns = header
-            comma = ", " in stripped
-            _note_unknown(view, columns, result)
-            result.structural += 1
-            in_error = False
-            continue
+        if stripped.startswith(HEADER_WORDS):
+            header = header_view(line)
+            if header is not None:
+                view, columns = header
+                comma = ", " in stripped
+                _note_unknown(view, columns, result)
+                result.structural += 1
+                in_error = False
+                continue
+        if view is None:
+            problem = "row before any header line"
+        elif not (in_error and line[:1] in "\t "):
+            try:
+                row = _ROW_BUILDERS[view](_split(stripped, columns, comma, view), context)
+            except RowError as exc:
+                problem = str(exc)
+            else:
+                if row is None:
+                    result.structural += 1
+                else:
+                    row.update(common)
+                    row["line_number"] = number
+                    result.add(_TABLE[view], row)
+                    result.row_lines += 1
+                continue
+        else:
+            problem = "tool error stack trace"
         failure = msg.tool_error(stripped)
         if failure is not None:
             result.reject(number, line, f"tool error: {failure}")
             result.status = FAILED_CAPTURE
             in_error = True
-            continue
-        if msg.is_stack_trace(line) or (in_error and line[:1] in "\t "):
+        elif msg.is_stack_trace(line) or (in_error and line[:1] in "\t "):
             result.reject(number, line, "tool error stack trace")
             result.status = FAILED_CAPTURE
-            continue
-        if msg.is_group_message(stripped) or msg.is_log_noise(stripped):
+        elif msg.is_group_message(stripped) or msg.is_log_noise(stripped):
             result.structural += 1
-            continue
-        if view is None:
-            result.reject(number, line, "row before any header line")
-            continue
-        try:
-            values = _split(stripped, columns, comma, view)
-            row = _ROW_BUILDERS[view](values, context)
-        except RowError as exc:
-            result.reject(number, line, str(exc))
-            continue
-        if row is None:
-            result.structural += 1
-            continue
-        row.update(context["common"], line_number=number)
-        result.add(_TABLE[view], row)
-        result.row_lines += 1
+        else:
+            result.reject(number, line, problem)
 
 
 class RowError(ValueError):
@@ -213,13 +223,7 @@ def _value(values: dict[str, str], column: str) -> str | None:
 
 
 def _long(values: dict[str, str], column: str) -> int | None:
-    value = _value(values, column)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise RowError(f"{column} is not a number: {value!r}") from None
+    return _number(values.get(column), column)
 
 
 def _group(values: dict[str, str], context: dict[str, Any]) -> str:
@@ -232,14 +236,26 @@ def _group(values: dict[str, str], context: dict[str, Any]) -> str:
     return group
 
 
+def _number(text: str | None, column: str) -> int | None:
+    if text is None or text in MISSING:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise RowError(f"{column} is not a number: {text!r}") from None
+
+
 def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any] | None:
-    topic = _value(values, "TOPIC")
-    if topic is None:
+    get = values.get
+    topic = get("TOPIC")
+    if topic is None or topic in MISSING:
         return None  # 0.10.2-1.0 print a '-' row for a member without partitions
-    partition = _long(values, "PARTITION")
+    partition = _number(get("PARTITION"), "PARTITION")
     if partition is None or partition < 0:
-        raise RowError(f"invalid PARTITION {values.get('PARTITION')!r}")
-    current, end, lag = (_long(values, c) for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"))
+        raise RowError(f"invalid PARTITION {get('PARTITION')!r}")
+    current = _number(get("CURRENT-OFFSET"), "CURRENT-OFFSET")
+    end = _number(get("LOG-END-OFFSET"), "LOG-END-OFFSET")
+    lag = _number(get("LAG"), "LAG")
     if current is not None and end is not None:
         if lag is not None and lag != end - current:
             raise RowError(
@@ -252,10 +268,11 @@ def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
             )
     elif lag is not None:
         raise RowError(f"LAG {lag} printed without both offsets")
-    consumer, host, client = (_value(values, c) for c in ("CONSUMER-ID", "HOST", "CLIENT-ID"))
-    owner = _value(values, "OWNER")
+    consumer, host, client = get("CONSUMER-ID"), get("HOST"), get("CLIENT-ID")
+    owner = get("OWNER")
     if owner is not None:  # <= 0.10.1: clientId + "_" + clientHost
-        client, _, host = owner.rpartition("_") if "_/" in owner else (owner, "", None)
+        owner = None if owner in MISSING else owner
+        client, _, host = owner.rpartition("_") if owner and "_/" in owner else (owner, "", None)
         consumer = owner
     return {
         "group_id": _group(values, context),
@@ -264,9 +281,9 @@ def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
         "current_offset": current,
         "log_end_offset": end,
         "lag": lag,
-        "consumer_id": consumer,
-        "host": host or None,
-        "client_id": client,
+        "consumer_id": None if consumer in MISSING else consumer,
+        "host": None if host in MISSING else host,
+        "client_id": None if client in MISSING else client,
     }
 
 
