@@ -21,7 +21,7 @@ def parse(text: str, path: str = CAPTURE, **kwargs):
 
 
 def rows(result, table):
-    return result.rows.get(table, [])
+    return result.records(table)
 
 
 OFFSETS_36 = """
@@ -365,6 +365,13 @@ def test_malformed_lines_are_quarantined_and_good_lines_survive():
     assert reasons[4].startswith("missing column")
     assert [q["line_number"] for q in result.quarantine] == [4, 5, 6, 7, 10]
     assert result.status == "ok"
+
+
+def test_non_ascii_digits_are_quarantined_not_crashing_the_file():
+    text = HEADER + "\ng  t  0  \u0665  9  4  c-1  /10.0.0.1  c\ng  t  1  5  9  4  c-1  /h  c\n"
+    result = parse(text)
+    assert [r["partition"] for r in rows(result, "offsets")] == [1]
+    assert result.quarantine[0]["reason"].startswith("CURRENT-OFFSET is not a number")
 
 
 def test_unknown_extra_column_is_kept_by_name_and_reported_once():

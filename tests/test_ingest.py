@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
 
@@ -160,23 +161,21 @@ def test_a_late_file_adds_exactly_its_rows(spark, tmp_path):
 
 
 def test_a_file_that_does_not_reconcile_fails_the_run_loudly(spark):
+    payload = {
+        "source_file": "c/2026-11-20T0000Z/o.txt",
+        "kind": "offsets",
+        "status": "ok",
+        "lines": 3,
+        "parsed_lines": 1,
+        "structural": 1,
+        "quarantined": 0,
+        "rows": 1,
+        "reconciles": False,
+        "notes": "{}",
+        "capture_date": "2026-11-20",
+    }
     summaries = spark.createDataFrame(
-        [
-            {
-                "_table": "_file",
-                "source_file": "c/2026-11-20T0000Z/o.txt",
-                "kind": "offsets",
-                "status": "ok",
-                "lines": 3,
-                "parsed_lines": 1,
-                "structural": 1,
-                "quarantined": 0,
-                "rows": 1,
-                "reconciles": False,
-                "notes": "{}",
-            }
-        ],
-        bronze.union_schema(),
+        [{"_table": "_file", "_payload": json.dumps(payload)}], bronze.union_schema()
     )
     with pytest.raises(
         ingest.ReconciliationError, match=r"1 file\(s\) do not reconcile .*c/2026-11-20T0000Z/o.txt"

@@ -13,6 +13,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from fleet_rebalance.capture import lines as msg
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
 from fleet_rebalance.capture.result import (
@@ -87,61 +91,251 @@ def header_view(line: str) -> tuple[str, list[str]] | None:
 HEADER_WORDS = ("GROUP", "TOPIC", "COORDINATOR", "CONSUMER-ID")
 
 
+HEADER_START = r"^(?:GROUP|TOPIC|COORDINATOR|CONSUMER-ID)"
+
+
 def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
-    """Rows first: nearly every line is one, and the message and error classifiers only
-    run for lines that do not parse as a row of the current header (a message never
-    does: it fails the numeric columns or has the wrong number of values)."""
-    view: str | None = None
-    columns: list[str] = []
-    comma = False
-    in_error = False
-    common = context["common"]
-    for number, raw in enumerate(text_lines, start=1):
-        line = raw.rstrip("\r\n")
-        stripped = line.strip()
-        if not stripped:
-            result.structural += 1
-            in_error = False
-            continue
-        if stripped.startswith(HEADER_WORDS):
-            header = header_view(line)
-            if header is not None:
-                view, columns = header
-                comma = ", " in stripped
-                _note_unknown(view, columns, result)
-                result.structural += 1
-                in_error = False
-                continue
-        if view is None:
+    """Lines are classified in bulk: blank lines, headers (each line's header is the
+    latest one above it) and offsets rows of a common layout, which Arrow's kernels
+    convert a layout at a time. Every other line (other views and shapes, messages, tool
+    errors, rows the bulk pass rejects) takes the per-line path, in line order, with its
+    own header; a blank line or a header ends a tool error's stack trace."""
+    count = len(text_lines)
+    if not count:
+        return
+    lines = pa.array(text_lines, pa.string())
+    stripped = pc.utf8_trim_whitespace(lines)
+    blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
+    maybe = pc.match_substring_regex(stripped, HEADER_START).to_numpy(zero_copy_only=False)
+    state = _DescribeState(result, context)
+    fast = _FastOffsets(state, context)
+    is_header = np.zeros(count, dtype=bool)
+    headers: dict[int, tuple[str, list[str], bool]] = {}
+    for index in np.flatnonzero(maybe):
+        header = header_view(text_lines[index])
+        if header is not None:
+            is_header[index] = True
+            comma = ", " in text_lines[index].strip()
+            headers[index] = (header[0], header[1], comma)
+            _note_unknown(header[0], header[1], result)
+    result.structural += int(blank.sum()) + len(headers)
+    positions = np.arange(count)
+    header_of = np.maximum.accumulate(np.where(is_header, positions, -1))
+    segment = np.cumsum(blank | is_header)
+    content = ~(blank | is_header)
+    layouts = {
+        h: fast.layout_for(view, columns, comma) for h, (view, columns, comma) in headers.items()
+    }
+    eligible = content & np.isin(header_of, [h for h, lay in layouts.items() if lay])
+    rejected: set[int] = set()
+    by_layout: dict[tuple[str, ...], list[int]] = {}
+    for h, layout in layouts.items():
+        if layout:
+            by_layout.setdefault(layout, []).append(h)
+    for layout, owners in by_layout.items():
+        rows = np.flatnonzero(eligible & np.isin(header_of, owners))
+        if len(rows):
+            rejected |= fast.convert(
+                layout, pa.array(rows + 1, pa.int32()), stripped.take(pa.array(rows))
+            )
+    per_line = sorted(
+        set(np.flatnonzero(content & ~eligible).tolist()) | {number - 1 for number in rejected}
+    )
+    previous_segment = None
+    for index in per_line:
+        owner = int(header_of[index])
+        if owner >= 0:
+            state.view, state.columns, state.comma = headers[owner]
+        else:
+            state.view, state.columns, state.comma = None, [], False
+        if segment[index] != previous_segment:
+            state.in_error = False
+            previous_segment = segment[index]
+        raw = text_lines[index]
+        state.line(index + 1, raw.rstrip("\r\n"), raw.strip())
+    result.quarantine.sort(key=lambda q: q["line_number"] or 0)
+
+
+class _DescribeState:
+    """The per-line path: any row shape, messages, tool errors, quarantine reasons."""
+
+    def __init__(self, result: ParseResult, context: dict[str, Any]) -> None:
+        self.result, self.context = result, context
+        self.view: str | None = None
+        self.columns: list[str] = []
+        self.comma = False
+        self.in_error = False
+
+    def header(self, header: tuple[str, list[str]], stripped: str) -> None:
+        self.view, self.columns = header
+        self.comma = ", " in stripped
+        _note_unknown(self.view, self.columns, self.result)
+        self.result.structural += 1
+        self.in_error = False
+
+    def line(self, number: int, line: str, stripped: str) -> None:
+        result = self.result
+        if self.view is None:
             problem = "row before any header line"
-        elif not (in_error and line[:1] in "\t "):
+        elif not (self.in_error and line[:1] in "\t "):
             try:
-                row = _ROW_BUILDERS[view](_split(stripped, columns, comma, view), context)
+                row = _ROW_BUILDERS[self.view](
+                    _split(stripped, self.columns, self.comma, self.view), self.context
+                )
             except RowError as exc:
                 problem = str(exc)
             else:
                 if row is None:
                     result.structural += 1
                 else:
-                    row.update(common)
+                    row.update(self.context["common"])
                     row["line_number"] = number
-                    result.add(_TABLE[view], row)
+                    result.add(_TABLE[self.view], row)
                     result.row_lines += 1
-                continue
+                return
         else:
             problem = "tool error stack trace"
         failure = msg.tool_error(stripped)
         if failure is not None:
             result.reject(number, line, f"tool error: {failure}")
             result.status = FAILED_CAPTURE
-            in_error = True
-        elif msg.is_stack_trace(line) or (in_error and line[:1] in "\t "):
+            self.in_error = True
+        elif msg.is_stack_trace(line) or (self.in_error and line[:1] in "\t "):
             result.reject(number, line, "tool error stack trace")
             result.status = FAILED_CAPTURE
         elif msg.is_group_message(stripped) or msg.is_log_noise(stripped):
             result.structural += 1
         else:
             result.reject(number, line, problem)
+
+
+OFFSETS_FIELDS = (
+    "group_id",
+    "topic",
+    "partition",
+    "current_offset",
+    "log_end_offset",
+    "lag",
+    "consumer_id",
+    "host",
+    "client_id",
+    "line_number",
+)
+
+
+class _FastOffsets:
+    """The offsets view's common case in Arrow's kernels: split on whitespace, take the
+    columns, check the numbers and the lag, cast. One pass per header layout per file."""
+
+    NEEDED = (
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
+    )
+
+    def __init__(self, state: _DescribeState, context: dict[str, Any]) -> None:
+        self.state = state
+        self.group = context.get("group")
+
+    def layout_for(self, view: str, columns: list[str], comma: bool) -> tuple[str, ...] | None:
+        if (
+            view != OFFSETS_VIEW
+            or comma
+            or not set(self.NEEDED) <= set(columns)
+            or ("GROUP" not in columns and not self.group)
+        ):
+            return None
+        return tuple(columns)
+
+    def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
+        """Append the good rows as a batch; return the line numbers left for the per-line
+        path."""
+        index = {name: i for i, name in enumerate(layout)}
+        width = len(layout)
+        tokens = pc.utf8_split_whitespace(lines)
+        ok = pc.equal(pc.list_value_length(tokens), width)
+        shaped = pc.all(ok).as_py()
+        if not shaped:
+            tokens, numbers_ok = tokens.filter(ok), numbers.filter(ok)
+        else:
+            numbers_ok = numbers
+        bad = set() if shaped else set(numbers.filter(pc.invert(ok)).to_pylist())
+        count = len(tokens)
+        if not count:
+            return bad
+
+        def column(name: str) -> pa.Array:
+            return pc.list_element(tokens, index[name])
+
+        topic, part = column("TOPIC"), column("PARTITION")
+        current, end, lag = (column(c) for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"))
+        good = pc.and_(pc.not_equal(topic, "-"), _digits(part, 9))
+        for values in (current, end, lag):
+            good = pc.and_(
+                good,
+                pc.or_(pc.equal(values, "-"), _digits(pc.utf8_ltrim(values, characters="-"), 18)),
+            )
+        dash = pa.scalar(None, pa.string())
+        current_i, end_i, lag_i = (
+            pc.cast(pc.if_else(pc.and_(good, pc.not_equal(v, "-")), v, dash), pa.int64())
+            for v in (current, end, lag)
+        )
+        both = pc.and_(pc.is_valid(current_i), pc.is_valid(end_i))
+        consistent = pc.if_else(
+            both,
+            pc.and_(
+                pc.greater_equal(end_i, current_i),
+                pc.fill_null(pc.equal(lag_i, pc.subtract(end_i, current_i)), True),
+            ),
+            pc.is_null(lag_i),
+        )
+        good = pc.and_(good, consistent)
+        if not pc.all(good).as_py():
+            bad |= set(numbers_ok.filter(pc.invert(good)).to_pylist())
+
+        def text(name: str) -> pa.Array:
+            values = column(name)
+            return pc.if_else(pc.equal(values, "-"), dash, values)
+
+        group = column("GROUP") if "GROUP" in index else pa.array([self.group] * count, pa.string())
+        batch = pa.RecordBatch.from_arrays(
+            [
+                group,
+                topic,
+                _int32(part, good),
+                current_i,
+                end_i,
+                lag_i,
+                text("CONSUMER-ID"),
+                text("HOST"),
+                text("CLIENT-ID"),
+                numbers_ok,
+            ],
+            names=list(OFFSETS_FIELDS),
+        ).filter(good)
+        if batch.num_rows:
+            result = self.state.result
+            result.common = self.state.context["common"]
+            result.batches.setdefault(OFFSETS, []).append(batch)
+            result.row_lines += batch.num_rows
+        return bad
+
+
+def _digits(values: pa.Array, most: int) -> pa.Array:
+    """1 to `most` ASCII digits (fits an int32/int64 cast); cheaper than a regex."""
+    return pc.and_(
+        pc.and_(pc.string_is_ascii(values), pc.utf8_is_digit(values)),
+        pc.less_equal(pc.utf8_length(values), most),
+    )
+
+
+def _int32(values: pa.Array, good: pa.Array) -> pa.Array:
+    return pc.cast(pc.if_else(good, values, pa.scalar("0", pa.string())), pa.int32())
 
 
 class RowError(ValueError):
@@ -239,6 +433,8 @@ def _group(values: dict[str, str], context: dict[str, Any]) -> str:
 def _number(text: str | None, column: str) -> int | None:
     if text is None or text in MISSING:
         return None
+    if not text.isascii():  # int() would accept other scripts' digits; Kafka prints ASCII
+        raise RowError(f"{column} is not a number: {text!r}")
     try:
         return int(text)
     except ValueError:

@@ -93,7 +93,8 @@ def parse_capture(
         "jsonl": parse_jsonl,
     }.get(kind, parse_describe)
     parser(text_lines, result, context)
-    for number, line in enumerate(text_lines, start=1):
-        if "\ufffd" in line:
-            result.notes[f"undecodable bytes on line {number}"] += 1
+    if "\ufffd" in text:
+        for number, line in enumerate(text_lines, start=1):
+            if "\ufffd" in line:
+                result.notes[f"undecodable bytes on line {number}"] += 1
     return result

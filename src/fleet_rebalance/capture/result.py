@@ -31,6 +31,10 @@ class ParseResult:
     row_lines: int = 0
     status: str = OK
     notes: Counter = field(default_factory=Counter)
+    # Bulk rows as Arrow batches (the offsets view's fast path); the file's common values
+    # (cluster, captured_at, capture_date, source_file) are in `common`, not repeated.
+    batches: dict[str, list[Any]] = field(default_factory=dict)
+    common: dict[str, Any] = field(default_factory=dict)
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows.setdefault(table, []).append(row)
@@ -42,7 +46,16 @@ class ParseResult:
 
     @property
     def row_count(self) -> int:
-        return sum(len(v) for v in self.rows.values())
+        return sum(len(v) for v in self.rows.values()) + sum(
+            b.num_rows for batches in self.batches.values() for b in batches
+        )
+
+    def records(self, table: str) -> list[dict[str, Any]]:
+        """Every row of a table as dicts, whichever way it was stored."""
+        rows = list(self.rows.get(table, []))
+        for batch in self.batches.get(table, []):
+            rows += [{**row, **self.common} for row in batch.to_pylist()]
+        return sorted(rows, key=lambda r: r.get("line_number") or 0)
 
     def reconciles(self) -> bool:
         whole_file = any(q["line_number"] is None for q in self.quarantine)

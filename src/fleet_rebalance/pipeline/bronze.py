@@ -140,13 +140,24 @@ def partition_column(table: str) -> str | None:
     return PARTITION_COLUMN.get(table, "capture_date")
 
 
+PAYLOAD = "_payload"
+
+
 def union_schema() -> StructType:
-    """Every column of every table once (same name, same type), plus `_table`."""
-    fields: dict[str, StructField] = {"_table": StructField("_table", S, False)}
-    for schema in [*TABLES.values(), FILE_SUMMARY, EXTRA]:
-        for field in schema.fields:
-            known = fields.get(field.name)
-            if known is not None and known.dataType != field.dataType:
-                raise TypeError(f"column {field.name} has two types in the bronze tables")
-            fields.setdefault(field.name, field)
-    return StructType(list(fields.values()))
+    """What the parse stage emits: `_table`, the offsets table's typed columns (the bulk
+    of every capture set) and a JSON `_payload` for the other, low-volume tables. Wide
+    unions cost more in the Arrow -> JVM hand-off than the parsing itself."""
+    return StructType(
+        [StructField("_table", S, False), *TABLES["offsets"].fields, StructField(PAYLOAD, S, True)]
+    )
+
+
+def payload_schema(table: str) -> StructType:
+    """The JSON payload's schema for a table (members also carry assignment_groups)."""
+    if table == "_file":
+        return StructType(
+            [*FILE_SUMMARY.fields, StructField("source_file", S), StructField("capture_date", D)]
+        )
+    if table == "members":
+        return StructType([*TABLES["members"].fields, *EXTRA.fields])
+    return TABLES[table]

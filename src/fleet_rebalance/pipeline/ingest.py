@@ -138,62 +138,154 @@ def _parse_partition(
     arrow_schema = to_arrow_schema(schema)
     for batch in batches:
         for task in batch.to_pylist():
-            rows = _file_rows(
-                task["relative"], task["run_date"], raw_root, path_pattern, log_timezone
+            yield from _file_batches(
+                task["relative"],
+                task["run_date"],
+                raw_root,
+                path_pattern,
+                log_timezone,
+                arrow_schema,
             )
-            for start in range(0, len(rows), ARROW_BATCH_ROWS):
-                yield pa.RecordBatch.from_pylist(
-                    rows[start : start + ARROW_BATCH_ROWS], schema=arrow_schema
-                )
 
 
-def _file_rows(
-    relative: str, run_date: dt.date, raw_root: str, path_pattern: str, log_timezone: str
-) -> list[dict[str, Any]]:
+def _file_batches(
+    relative: str,
+    run_date: dt.date,
+    raw_root: str,
+    path_pattern: str,
+    log_timezone: str,
+    arrow_schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
+    """One file's rows as parse-stage Arrow batches: offsets column by column, the other
+    tables as JSON payloads (see bronze.union_schema)."""
     data = (Path(raw_root) / relative).read_bytes()
     result = parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
-    rows: list[dict[str, Any]] = []
+    payloads: list[tuple[str, str]] = []
     other_dates = 0
+    offsets = [r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date]
+    other_dates += len(result.rows.get("offsets", [])) - len(offsets)
+    if offsets:
+        yield from _columnar_batches(
+            {name: [r.get(name) for r in offsets] for name in offsets[0]},
+            len(offsets),
+            arrow_schema,
+        )
     for table, table_rows in result.rows.items():
+        if table == "offsets":
+            continue
         for row in table_rows:
-            day = row.get("log_date") or row.get("capture_date")
-            if day != run_date:
+            if (row.get("log_date") or row.get("capture_date")) != run_date:
                 other_dates += 1  # another run (that date's) writes it
                 continue
-            rows.append({**row, "_table": table})
-    quarantine_date = run_date
+            payloads.append((table, _json(row)))
+    for batch in result.batches.get("offsets", []):
+        if result.common.get("capture_date") != run_date:
+            other_dates += batch.num_rows
+            continue
+        yield _offsets_batch(batch, result.common, arrow_schema)
     for item in result.quarantine:
-        rows.append(
-            {
-                **item,
-                "_table": "quarantine",
-                "source_file": relative,
-                "capture_date": quarantine_date,
-            }
+        payloads.append(
+            ("quarantine", _json({**item, "source_file": relative, "capture_date": run_date}))
         )
-    rows.append(
-        {
-            "_table": "_file",
-            "source_file": relative,
-            "kind": result.kind,
-            "status": result.status,
-            "lines": result.lines,
-            "parsed_lines": result.row_lines,
-            "structural": result.structural,
-            "quarantined": len(result.quarantine),
-            "rows": result.row_count - other_dates,
-            "reconciles": result.reconciles(),
-            "capture_date": run_date,
-            "notes": json.dumps(
-                {**result.notes, **({"rows of other dates": other_dates} if other_dates else {})}
+    payloads.append(
+        (
+            "_file",
+            _json(
+                {
+                    "source_file": relative,
+                    "kind": result.kind,
+                    "status": result.status,
+                    "lines": result.lines,
+                    "parsed_lines": result.row_lines,
+                    "structural": result.structural,
+                    "quarantined": len(result.quarantine),
+                    "rows": result.row_count - other_dates,
+                    "reconciles": result.reconciles(),
+                    "capture_date": run_date,
+                    "notes": json.dumps(
+                        {
+                            **result.notes,
+                            **({"rows of other dates": other_dates} if other_dates else {}),
+                        }
+                    ),
+                }
             ),
-        }
+        )
     )
-    return rows
+    for start in range(0, len(payloads), ARROW_BATCH_ROWS):
+        chunk = payloads[start : start + ARROW_BATCH_ROWS]
+        arrays = [pa.array([t for t, _ in chunk], pa.string())]
+        arrays += [
+            pa.nulls(len(chunk), f.type)
+            for f in arrow_schema
+            if f.name not in ("_table", bronze.PAYLOAD)
+        ]
+        arrays.append(pa.array([p for _, p in chunk], pa.string()))
+        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _json(row: dict[str, Any]) -> str:
+    return json.dumps(row, default=_json_value, separators=(",", ":"))
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def _columnar_batches(
+    columns: dict[str, list[Any]], count: int, arrow_schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    for start in range(0, count, ARROW_BATCH_ROWS):
+        stop = min(count, start + ARROW_BATCH_ROWS)
+        arrays = []
+        for field in arrow_schema:
+            if field.name == "_table":
+                arrays.append(pa.array(["offsets"] * (stop - start), field.type))
+            elif field.name in columns:
+                arrays.append(pa.array(columns[field.name][start:stop], field.type))
+            else:
+                arrays.append(pa.nulls(stop - start, field.type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _offsets_batch(
+    batch: pa.RecordBatch, common: dict[str, Any], arrow_schema: pa.Schema
+) -> pa.RecordBatch:
+    """A parser batch (offsets fields) with the file's common values, in union form."""
+    n = batch.num_rows
+    names = set(batch.schema.names)
+    arrays = []
+    for field in arrow_schema:
+        if field.name == "_table":
+            arrays.append(pa.array(["offsets"] * n, field.type))
+        elif field.name in names:
+            arrays.append(batch.column(field.name).cast(field.type))
+        elif field.name in common:
+            arrays.append(pa.repeat(pa.scalar(common[field.name], field.type), n))
+        else:
+            arrays.append(pa.nulls(n, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _payload_rows(parsed: DataFrame, table: str) -> DataFrame:
+    schema = bronze.payload_schema(table)
+    return (
+        parsed.where(F.col("_table") == table)
+        .select(
+            F.from_json(
+                bronze.PAYLOAD, schema, {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSX"}
+            ).alias("r")
+        )
+        .select("r.*")
+    )
 
 
 def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
-    summaries = [r.asDict() for r in parsed.where(F.col("_table") == "_file").collect()]
+    summaries = [r.asDict() for r in _payload_rows(parsed, "_file").collect()]
     broken = [s for s in summaries if not s["reconciles"]]
     for s in sorted(summaries, key=lambda s: s["source_file"]):
         noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"] != "{}"
@@ -226,7 +318,8 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
 
 
 def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dict[str, int]:
-    tables = {name: parsed.where(F.col("_table") == name) for name in bronze.TABLES}
+    tables = {name: _payload_rows(parsed, name) for name in bronze.TABLES if name != "offsets"}
+    tables["offsets"] = parsed.where(F.col("_table") == "offsets")
     members = with_inferred_subscriptions(
         with_resolved_topicless_assignments(tables["members"], tables["offsets"]), tables["offsets"]
     )
