@@ -10,7 +10,6 @@ is quarantined, never shifted to fit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -164,13 +163,6 @@ class _DescribeState:
         self.view: str | None = None
         self.columns: list[str] = []
         self.comma = False
-        self.in_error = False
-
-    def header(self, header: tuple[str, list[str]], stripped: str) -> None:
-        self.view, self.columns = header
-        self.comma = ", " in stripped
-        _note_unknown(self.view, self.columns, self.result)
-        self.result.structural += 1
         self.in_error = False
 
     def line(self, number: int, line: str, stripped: str) -> None:
@@ -528,10 +520,3 @@ def _state_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any
 
 _ROW_BUILDERS = {OFFSETS_VIEW: _offsets_row, MEMBERS_VIEW: _members_row, STATE_VIEW: _state_row}
 _TABLE = {OFFSETS_VIEW: OFFSETS, MEMBERS_VIEW: MEMBERS, STATE_VIEW: GROUP_STATES}
-
-
-def iter_headers(text_lines: list[str]) -> Iterator[str]:
-    for line in text_lines:
-        header = header_view(line)
-        if header:
-            yield header[0]
