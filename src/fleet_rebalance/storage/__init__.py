@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 MODES = ("append", "overwrite")
+REGISTERED_KEY = "spark.fleet_rebalance.storage.deltaRsRegistered"
 
 
 def write_table(
@@ -122,7 +123,10 @@ def _write_delta_rs(
     request = WriteRequest(_absolute(path), mode, partition_by, where, info, evolution)
     validate_against_table(request, df.schema.json())
     spark = df.sparkSession
-    spark.dataSource.register(DeltaRsDataSource)  # idempotent; sessions come and go
+    # Registration lives in the session; a flag in the session's own conf records it.
+    if spark.conf.get(REGISTERED_KEY, "false") != "true":
+        spark.dataSource.register(DeltaRsDataSource)
+        spark.conf.set(REGISTERED_KEY, "true")
     try:
         (
             df.write.format(SOURCE_NAME)
