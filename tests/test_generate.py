@@ -1,0 +1,77 @@
+"""The fleet generator: deterministic, and everything it writes parses cleanly."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+
+from fleet_rebalance.capture import parse_capture
+from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+
+SPEC = FleetSpec(
+    clusters=3,
+    groups_per_cluster=9,
+    topics_per_cluster=4,
+    start=dt.datetime(2026, 11, 20, 0, 0, tzinfo=dt.UTC),
+    hours=8,
+    interval_minutes=20,
+    seed=11,
+)
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_same_seed_same_bytes(tmp_path):
+    write_fleet(SPEC, tmp_path / "a")
+    write_fleet(SPEC, tmp_path / "b")
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+
+
+def test_every_generated_file_parses_and_reconciles(tmp_path):
+    written = write_fleet(SPEC, tmp_path)
+    kinds, statuses, reasons = Counter(), Counter(), Counter()
+    events = Counter()
+    for relative, data in files(tmp_path).items():
+        result = parse_capture(relative, data)
+        assert result.reconciles(), (relative, result.reconciliation())
+        kinds[result.kind] += 1
+        statuses[result.status] += 1
+        reasons.update(q["reason"] for q in result.quarantine)
+        events.update(r["event"] for r in result.records("coordinator_events"))
+    assert written["files"] == sum(kinds.values())
+    assert set(kinds) == {"offsets", "members", "state", "topics", "coordinator_log", "unknown"}
+    assert kinds["unknown"] == 1  # the empty file: no content, no kind
+    # one deliberate failed capture (an empty file); nothing else is quarantined
+    assert statuses["failed_capture"] == 1
+    assert list(reasons) == ["empty capture file (failed capture: a gap, not 'no groups')"]
+    assert {
+        "prepare_rebalance",
+        "stabilized",
+        "assignment_received",
+        "epoch_bumped",
+        "static_member_rejoined",
+    } <= set(events)
+
+
+def test_each_release_prints_its_own_quirks(tmp_path):
+    write_fleet(SPEC, tmp_path)
+    members = {
+        c: (
+            tmp_path / c / "captures" / "2026-11-20T0400Z" / "consumer-groups-members.txt"
+        ).read_text()
+        for c in ("prod-east", "prod-west", "lab")
+    }
+    assert "orders(" in members["prod-east"] or "audit(" in members["prod-east"]  # 3.6 Scala
+    assert ", (" in members["prod-west"] or "(0" in members["prod-west"]  # 3.9 topic-less
+    assert "CURRENT-ASSIGNMENT" in members["lab"]  # 4.1 KIP-1099
+    offsets_39 = (
+        tmp_path / "prod-west" / "captures" / "2026-11-20T0400Z" / "consumer-groups-offsets.txt"
+    ).read_text()
+    assert not offsets_39.endswith("\n")  # 3.8/3.9 print no final newline
