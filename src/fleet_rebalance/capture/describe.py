@@ -27,20 +27,19 @@ from fleet_rebalance.capture.result import (
 )
 
 OFFSETS_VIEW, MEMBERS_VIEW, STATE_VIEW = "offsets", "members", "state"
+# Columns the offsets view must have for the bulk path (GROUP may come from the path).
+OFFSETS_REQUIRED = (
+    "TOPIC",
+    "PARTITION",
+    "CURRENT-OFFSET",
+    "LOG-END-OFFSET",
+    "LAG",
+    "CONSUMER-ID",
+    "HOST",
+    "CLIENT-ID",
+)
 KNOWN_COLUMNS = {
-    OFFSETS_VIEW: {
-        "GROUP",
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "LOG-END-OFFSET",
-        "LAG",
-        "CONSUMER-ID",
-        "HOST",
-        "CLIENT-ID",
-        "OWNER",
-        "LEADER-EPOCH",
-    },
+    OFFSETS_VIEW: {"GROUP", *OFFSETS_REQUIRED, "OWNER", "LEADER-EPOCH"},
     MEMBERS_VIEW: {
         "GROUP",
         "CONSUMER-ID",
@@ -219,16 +218,7 @@ class _FastOffsets:
     """The offsets view's common case in Arrow's kernels: split on whitespace, take the
     columns, check the numbers and the lag, cast. One pass per header layout per file."""
 
-    NEEDED = (
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "LOG-END-OFFSET",
-        "LAG",
-        "CONSUMER-ID",
-        "HOST",
-        "CLIENT-ID",
-    )
+    NEEDED = OFFSETS_REQUIRED
 
     def __init__(self, state: _DescribeState, context: dict[str, Any]) -> None:
         self.state = state

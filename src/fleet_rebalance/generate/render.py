@@ -70,7 +70,7 @@ def offsets_view(groups: Iterable[GroupView], version: str) -> str:
                 f" {_pad(m.host if m else MISSING, hw)} {m.client_id if m else MISSING}"
             )
         out.append(_block(lines, version))
-    return _file(out, version)
+    return "".join(out)
 
 
 def members_view(groups: Iterable[GroupView], version: str) -> str:
@@ -109,7 +109,7 @@ def members_view(groups: Iterable[GroupView], version: str) -> str:
                 line += _assignment_text(m.partitions, version)
             lines.append(line)
         out.append(_block(lines, version))
-    return _file(out, version)
+    return "".join(out)
 
 
 def _members_header(
@@ -128,12 +128,17 @@ def _members_header(
     return header + "ASSIGNMENT"
 
 
+def _by_topic(partitions: list[tuple[str, int]]) -> dict[str, list[int]]:
+    grouped: dict[str, list[int]] = {}
+    for topic, p in partitions:
+        grouped.setdefault(topic, []).append(p)
+    return grouped
+
+
 def _assignment_text(partitions: list[tuple[str, int]], version: str) -> str:
     if not partitions:
         return MISSING
-    by_topic: dict[str, list[int]] = {}
-    for topic, p in partitions:
-        by_topic.setdefault(topic, []).append(p)
+    by_topic = _by_topic(partitions)
     if version == "3.9":  # topic dropped, partitions sorted as strings
         return ", ".join(
             "(" + ",".join(sorted(map(str, ps))) + ")" for _, ps in sorted(by_topic.items())
@@ -144,10 +149,9 @@ def _assignment_text(partitions: list[tuple[str, int]], version: str) -> str:
 def _kip1099(partitions: list[tuple[str, int]]) -> str:
     if not partitions:
         return MISSING
-    by_topic: dict[str, list[int]] = {}
-    for topic, p in partitions:
-        by_topic.setdefault(topic, []).append(p)
-    return ";".join(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in sorted(by_topic.items()))
+    return ";".join(
+        f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in sorted(_by_topic(partitions).items())
+    )
 
 
 def state_view(groups: Iterable[GroupView], version: str) -> str:
@@ -195,10 +199,6 @@ def _block(lines: list[str], version: str) -> str:
     if version == "3.9":  # printf("\n" + fmt) per line: no newline after the last row
         return "".join("\n" + line for line in lines)
     return "\n" + "\n".join(lines) + "\n"
-
-
-def _file(parts: list[str], version: str) -> str:
-    return "".join(parts)
 
 
 def topics_view(
