@@ -1,0 +1,71 @@
+"""DESIGN.md's metric definitions for one event and one assignor, exactly.
+
+prev and next map member identity -> partitions (the assignor's final assignment before
+and after the event, after the follow-up round for cooperative assignors); `universe`
+is every partition of a subscribed topic after the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from fleet_rebalance.assignors import TopicPartition
+
+Assignment = Mapping[str, Collection[TopicPartition]]
+
+
+def owners(assignment: Assignment) -> dict[TopicPartition, str]:
+    return {tp: member for member, tps in assignment.items() for tp in tps}
+
+
+def event_metrics(
+    prev: Assignment,
+    next_: Assignment,
+    members: Collection[str],
+    universe: Collection[TopicPartition],
+    protocol: str,
+    lags: Mapping[TopicPartition, int],
+) -> dict[str, Any]:
+    before, after = owners(prev), owners(next_)
+    current = set(members)
+    kept = reassigned = orphaned = fresh = 0
+    for tp in universe:
+        old = before.get(tp)
+        if old is None:
+            fresh += 1
+        elif after.get(tp) == old:
+            kept += 1
+        elif old in current:
+            reassigned += 1
+        else:
+            orphaned += 1
+    eager = protocol == "eager"
+    revoked = sum(1 for tp, m in before.items() if m in current) if eager else reassigned
+    counts = [len(next_.get(m, ())) for m in current]
+    member_lags = [sum(lags.get(tp, 0) or 0 for tp in next_.get(m, ())) for m in current]
+    total = sum(member_lags)
+    mean = total / len(member_lags) if member_lags else 0
+    return {
+        "kept": kept,
+        "reassigned": reassigned,
+        "orphaned": orphaned,
+        "fresh": fresh,
+        "stickiness": kept / (kept + reassigned) if kept + reassigned else None,
+        "revoked": revoked,
+        "rounds": 1 if eager or reassigned == 0 else 2,
+        "paused_partitions": len(universe) if eager else len(universe) - kept,
+        "count_min": min(counts) if counts else 0,
+        "count_max": max(counts) if counts else 0,
+        "count_spread": (max(counts) - min(counts)) if counts else 0,
+        "lag_total": total,
+        "lag_max_member": max(member_lags) if member_lags else 0,
+        "lag_skew": (max(member_lags) / mean) if total > 0 else None,
+    }
+
+
+def differing_partitions(
+    expected: Assignment, actual: Assignment, universe: Collection[TopicPartition]
+) -> int:
+    a, b = owners(expected), owners(actual)
+    return sum(1 for tp in universe if a.get(tp) != b.get(tp))

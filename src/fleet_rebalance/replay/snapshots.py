@@ -1,0 +1,61 @@
+"""One group's state at one capture, as the replay sees it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from fleet_rebalance.assignors import TopicPartition
+
+REBALANCING_STATES = frozenset(
+    {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "AwaitingSync"}
+)
+
+
+@dataclass(frozen=True)
+class MemberSnapshot:
+    member_id: str
+    instance_id: str | None
+    subscription: tuple[str, ...]
+    assignment: tuple[TopicPartition, ...] | None  # None: not captured / unresolved
+
+    @property
+    def key(self) -> str:
+        """Identity across captures: a static member keeps its group.instance.id when it
+        comes back with a new member id (Kafka's static membership: no rebalance)."""
+        return f"instance:{self.instance_id}" if self.instance_id else f"member:{self.member_id}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    captured_at: dt.datetime
+    members: tuple[MemberSnapshot, ...]
+    state: str | None = None
+    strategy: str | None = None
+    partition_counts: dict[str, int] = field(default_factory=dict)
+    lags: dict[TopicPartition, int] = field(default_factory=dict)
+
+    @property
+    def rebalancing(self) -> bool:
+        """Mid-rebalance: the broker's state says so, or (old coordinator) every member
+        is listed with an empty assignment although the group subscribes to partitions."""
+        if self.state in REBALANCING_STATES:
+            return True
+        assigned = [m.assignment for m in self.members if m.assignment is not None]
+        return (
+            bool(self.members)
+            and bool(assigned)
+            and not any(assigned)
+            and any(self.partition_counts.get(t, 0) for m in self.members for t in m.subscription)
+        )
+
+    def by_key(self) -> dict[str, MemberSnapshot]:
+        return {m.key: m for m in self.members}
+
+    def subscribed_counts(self) -> dict[str, int]:
+        topics = {t for m in self.members for t in m.subscription}
+        return {
+            t: self.partition_counts[t]
+            for t in sorted(topics)
+            if self.partition_counts.get(t, 0) > 0
+        }
