@@ -31,24 +31,22 @@ def with_resolved_topicless_assignments(members: DataFrame, offsets: DataFrame) 
 
 def with_inferred_subscriptions(members: DataFrame, offsets: DataFrame) -> DataFrame:
     """Where a member's subscription was not captured, it is the set of topics the group
-    has offsets for at that capture (homogeneous subscription), flagged as inferred."""
+    has offsets for at that capture (homogeneous subscription), flagged as inferred.
+    Without offsets at that capture (a failed offsets capture) it stays null: unknown,
+    never "subscribed to nothing"."""
     topics = offsets.groupBy(*CAPTURE_KEY).agg(
         F.array_sort(F.collect_set("topic")).alias("_topics")
     )
-    missing = F.col("subscription").isNull()
+    inferred = F.col("subscription").isNull() & F.col("_topics").isNotNull()
     return (
         members.join(topics, on=CAPTURE_KEY, how="left")
         .withColumn(
             "subscription_inferred",
-            F.when(missing, F.lit(True)).otherwise(
-                F.coalesce(F.col("subscription_inferred"), F.lit(False))
+            F.when(inferred, F.lit(True)).when(
+                F.col("subscription").isNotNull(),
+                F.coalesce(F.col("subscription_inferred"), F.lit(False)),
             ),
         )
-        .withColumn(
-            "subscription",
-            F.when(
-                missing, F.coalesce(F.col("_topics"), F.array().cast("array<string>"))
-            ).otherwise(F.col("subscription")),
-        )
+        .withColumn("subscription", F.coalesce(F.col("subscription"), F.col("_topics")))
         .drop("_topics")
     )

@@ -16,7 +16,7 @@ REBALANCING_STATES = frozenset(
 class MemberSnapshot:
     member_id: str
     instance_id: str | None
-    subscription: tuple[str, ...]
+    subscription: tuple[str, ...]  # see group.fill_unknown_subscriptions
     assignment: tuple[TopicPartition, ...] | None  # None: not captured / unresolved
 
     @property

@@ -1,0 +1,153 @@
+"""Replay: bronze -> silver (rebalance_events, assignment_replay, replay_metrics,
+replay_errors) for one date, one pandas UDF call per (cluster, group_id).
+
+Snapshots are the captures whose members file was ingested OK (a failed capture is a
+gap, never "everyone left"), plus each group's last such capture of the previous date
+as the baseline; an Empty group shows up through its state row with no members.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from functools import partial
+from pathlib import Path
+
+import pyspark.sql.functions as F
+from pyspark.sql import DataFrame, SparkSession, Window
+
+from fleet_rebalance.config import Config
+from fleet_rebalance.pipeline import silver
+from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.group import TopicHistory, replay_group
+from fleet_rebalance.storage import read_table, write_table
+
+log = logging.getLogger("fleet_rebalance.replay")
+KEY = ["cluster", "group_id", "captured_at"]
+
+
+def run(
+    spark: SparkSession, config: Config, run_date: dt.date, assignors: list[str] | None = None
+) -> dict[str, int]:
+    if run_date is None:
+        raise ValueError("replay runs one date at a time: pass --date")
+    started = time.monotonic()
+    assignors = assignors or default_assignors()
+    snapshots = snapshot_rows(spark, config, run_date)
+    history = topic_history(spark, config, run_date)
+    schema = silver.union_schema()
+    function = partial(
+        replay_group,
+        run_date=run_date,
+        assignors=assignors,
+        topic_history=history,
+        columns=schema.fieldNames(),
+    )
+    result = (
+        snapshots.groupBy("cluster", "group_id")
+        .applyInPandas(lambda key, frame: function(key, frame), schema)
+        .persist()
+    )
+    try:
+        counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
+        for name, table_schema in silver.TABLES.items():
+            frame = result.where(F.col("_table") == name).select(
+                *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
+            )
+            write_table(
+                frame,
+                config.table_path(name),
+                mode="overwrite",
+                partition_by=("event_date",),
+                replace_where={"event_date": run_date},
+            )
+            counts.setdefault(name, 0)
+    finally:
+        result.unpersist()
+    log.info(
+        "replay of %s with %s done in %.1fs: %s",
+        run_date,
+        ", ".join(assignors),
+        time.monotonic() - started,
+        counts,
+    )
+    if counts.get("replay_errors"):
+        log.warning("%d replay error(s): see the replay_errors table", counts["replay_errors"])
+    return counts
+
+
+def snapshot_rows(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    days = [run_date - dt.timedelta(days=1), run_date]
+    ok = (
+        _table(spark, config, "ingested_files")
+        .where((F.col("kind") == "members") & (F.col("status") == "ok"))
+        .select(F.col("cluster"), F.col("captured_at"))
+        .distinct()
+    )
+    members = (
+        _table(spark, config, "members")
+        .where(F.col("capture_date").isin(days))
+        .groupBy(*KEY)
+        .agg(
+            F.collect_list(
+                F.struct("consumer_id", "group_instance_id", "subscription", "assignment")
+            ).alias("members")
+        )
+    )
+    states = (
+        _table(spark, config, "group_states")
+        .where(F.col("capture_date").isin(days))
+        .groupBy(*KEY)
+        .agg(
+            F.first("state").alias("state"),
+            F.first("assignment_strategy").alias("assignment_strategy"),
+        )
+    )
+    lags = (
+        _table(spark, config, "offsets")
+        .where(F.col("capture_date").isin(days))
+        .groupBy(*KEY)
+        .agg(F.collect_list(F.struct("topic", "partition", "lag")).alias("lags"))
+    )
+    rows = (
+        members.join(states, on=KEY, how="full")
+        .join(ok, on=["cluster", "captured_at"], how="inner")
+        .where(F.col("members").isNotNull() | (F.col("state") == "Empty"))
+        .join(lags, on=KEY, how="left")
+    )
+    earlier = F.to_date("captured_at") < F.lit(run_date)
+    last_before = F.max(F.when(earlier, F.col("captured_at"))).over(
+        Window.partitionBy("cluster", "group_id")
+    )
+    return (
+        rows.withColumn("_baseline", last_before)
+        .where(~earlier | (F.col("captured_at") == F.col("_baseline")))
+        .drop("_baseline")
+    )
+
+
+def topic_history(
+    spark: SparkSession, config: Config, run_date: dt.date
+) -> dict[str, TopicHistory]:
+    """Partition counts per topics capture, per cluster: small, shipped to every task."""
+    path = config.table_path("topic_partitions")
+    if not (Path(path) / "_delta_log").exists():
+        return {}
+    counts = (
+        read_table(spark, path)
+        .where(F.col("capture_date") <= F.lit(run_date))
+        .groupBy("cluster", "captured_at", "topic")
+        .agg((F.max("partition") + 1).alias("count"))
+        .collect()
+    )
+    history: dict[str, dict[dt.datetime, dict[str, int]]] = {}
+    for row in counts:
+        history.setdefault(row["cluster"], {}).setdefault(row["captured_at"], {})[row["topic"]] = (
+            row["count"]
+        )
+    return {c: sorted(by_time.items()) for c, by_time in history.items()}
+
+
+def _table(spark: SparkSession, config: Config, name: str) -> DataFrame:
+    return read_table(spark, config.table_path(name))

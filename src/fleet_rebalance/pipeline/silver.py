@@ -1,0 +1,91 @@
+"""Silver table schemas (DESIGN.md) and the union the replay UDF returns.
+
+DESIGN.md says every table is partitioned by date but names no date column for the
+silver tables; each gets `event_date` (the replayed date) as its partition column.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DateType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from fleet_rebalance.pipeline.bronze import TOPIC_PARTITION
+
+S, INT, L, B, DBL = StringType(), IntegerType(), LongType(), BooleanType(), DoubleType()
+
+
+def _schema(*fields: tuple[str, DataType]) -> StructType:
+    return StructType([StructField(n, t, True) for n, t in (*fields, ("event_date", DateType()))])
+
+
+TABLES: dict[str, StructType] = {
+    "rebalance_events": _schema(
+        ("cluster", S),
+        ("group_id", S),
+        ("event_seq", INT),
+        ("event_at", TimestampType()),
+        ("trigger", S),
+        ("members", ArrayType(S)),
+        ("member_count", INT),
+        ("partition_count", INT),
+    ),
+    "assignment_replay": _schema(
+        ("cluster", S),
+        ("group_id", S),
+        ("event_seq", INT),
+        ("assignor", S),
+        ("member_id", S),
+        ("partitions", TOPIC_PARTITION),
+    ),
+    "replay_metrics": _schema(
+        ("cluster", S),
+        ("group_id", S),
+        ("event_seq", INT),
+        ("event_at", TimestampType()),
+        ("trigger", S),
+        ("assignor", S),
+        ("protocol", S),
+        ("member_count", INT),
+        ("partition_count", INT),
+        ("kept", INT),
+        ("reassigned", INT),
+        ("orphaned", INT),
+        ("fresh", INT),
+        ("stickiness", DBL),
+        ("revoked", INT),
+        ("rounds", INT),
+        ("paused_partitions", INT),
+        ("count_min", INT),
+        ("count_max", INT),
+        ("count_spread", INT),
+        ("lag_total", L),
+        ("lag_max_member", L),
+        ("lag_skew", DBL),
+        ("conforms", B),
+        ("differing_partitions", INT),
+    ),
+    "replay_errors": _schema(
+        ("cluster", S), ("group_id", S), ("event_seq", INT), ("assignor", S), ("reason", S)
+    ),
+}
+
+
+def union_schema() -> StructType:
+    fields: dict[str, StructField] = {"_table": StructField("_table", S, False)}
+    for schema in TABLES.values():
+        for field in schema.fields:
+            known = fields.setdefault(field.name, field)
+            if known.dataType != field.dataType:
+                raise TypeError(f"column {field.name} has two types in the silver tables")
+    return StructType(list(fields.values()))
