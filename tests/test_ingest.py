@@ -216,6 +216,8 @@ def test_enrichment_transforms_on_tiny_frames(spark):
         True,
     )
     assert (rows["m3"]["subscription"], rows["m3"]["subscription_inferred"]) == (["t"], False)
+    unknown = with_inferred_subscriptions(members.limit(1), offsets.limit(0)).collect()[0]
+    assert (unknown["subscription"], unknown["subscription_inferred"]) == (None, None)
     assert "assignment_groups" not in result.columns
 
 
