@@ -1,0 +1,93 @@
+"""Replay benchmark: events per second per core through every assignor, and the Spark
+job's wall time against the same replay calls in one plain Python process.
+
+Generates a fleet (`--groups` per cluster, 3 clusters, a day of `--interval-minutes`
+captures), ingests it, then times on local[1]: the replay job (snapshots, one pandas UDF
+per group, silver writes) and, in-process, replay_group on the same snapshot rows
+(collected once beforehand). Prints medians of `--repeat` runs. Target ratio <= 1.3x.
+
+    python benchmarks/replay.py --groups 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from fleet_rebalance.config import Config
+from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+from fleet_rebalance.pipeline import ingest, replay, silver
+from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.group import replay_group
+from fleet_rebalance.session import build_session
+
+DAY = dt.date(2026, 11, 20)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=30, help="groups per cluster")
+    parser.add_argument("--interval-minutes", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="fleet-replay-bench-"))
+    try:
+        spec = FleetSpec(
+            groups_per_cluster=args.groups,
+            hours=26,
+            start=dt.datetime(2026, 11, 19, 22, tzinfo=dt.UTC),
+            interval_minutes=args.interval_minutes,
+        )
+        write_fleet(spec, root / "raw")
+        config = Config(
+            raw_root=str(root / "raw"),
+            warehouse=str(root / "wh"),
+            spark={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"},
+        )
+        spark = build_session(config, job="bench-replay", master="local[1]")
+        spark.sparkContext.setLogLevel("ERROR")
+        ingest.run(spark, config, None)
+        rows = replay.snapshot_rows(spark, config, DAY).toPandas()
+        history = replay.topic_history(spark, config, DAY)
+        columns = silver.union_schema().fieldNames()
+        assignors = default_assignors()
+        groups = list(rows.groupby(["cluster", "group_id"]))
+        spark_times, local_times = [], []
+        events = 0
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            counts = replay.run(spark, config, DAY)
+            spark_times.append(time.perf_counter() - t0)
+            events = counts.get("rebalance_events", 0)
+            t0 = time.perf_counter()
+            for key, frame in groups:
+                replay_group(
+                    key,
+                    frame,
+                    run_date=DAY,
+                    assignors=assignors,
+                    topic_history=history,
+                    columns=columns,
+                )
+            local_times.append(time.perf_counter() - t0)
+        spark_s, local_s = statistics.median(spark_times), statistics.median(local_times)
+        print(
+            f"{len(groups)} groups, {len(rows)} snapshots, {events} events x "
+            f"{len(assignors)} assignors, local[1]"
+        )
+        print(f"spark job   : median {spark_s:6.2f} s  {events / spark_s:8.1f} events/s/core")
+        print(f"plain python: median {local_s:6.2f} s  {events / local_s:8.1f} events/s/core")
+        print(f"ratio spark/python: {spark_s / local_s:.2f} (target <= 1.3)")
+        spark.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
