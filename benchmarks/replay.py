@@ -52,11 +52,15 @@ def main() -> int:
         spark = build_session(config, job="bench-replay", master="local[1]")
         spark.sparkContext.setLogLevel("ERROR")
         ingest.run(spark, config, None)
-        rows = replay.snapshot_rows(spark, config, DAY).toPandas()
+        captures = replay.capture_rows(spark, config, DAY)
+        lags = replay.lag_rows(spark, config, DAY, captures).toPandas()
+        captures = captures.toPandas()
         history = replay.topic_history(spark, config, DAY)
         columns = silver.union_schema().fieldNames()
         assignors = default_assignors()
-        groups = list(rows.groupby(["cluster", "group_id"]))
+        key = ["cluster", "group_id"]
+        lag_groups = dict(list(lags.groupby(key)))
+        groups = [(k, f, lag_groups.get(k, lags.iloc[:0])) for k, f in captures.groupby(key)]
         spark_times, local_times = [], []
         events = 0
         for _ in range(args.repeat):
@@ -65,10 +69,11 @@ def main() -> int:
             spark_times.append(time.perf_counter() - t0)
             events = counts.get("rebalance_events", 0)
             t0 = time.perf_counter()
-            for key, frame in groups:
+            for group, frame, group_lags in groups:
                 replay_group(
-                    key,
+                    group,
                     frame,
+                    group_lags,
                     run_date=DAY,
                     assignors=assignors,
                     topic_history=history,
@@ -77,7 +82,8 @@ def main() -> int:
             local_times.append(time.perf_counter() - t0)
         spark_s, local_s = statistics.median(spark_times), statistics.median(local_times)
         print(
-            f"{len(groups)} groups, {len(rows)} snapshots, {events} events x "
+            f"{len(groups)} groups, {len(captures)} member rows, {len(lags)} lag rows, "
+            f"{events} events x "
             f"{len(assignors)} assignors, local[1]"
         )
         print(f"spark job   : median {spark_s:6.2f} s  {events / spark_s:8.1f} events/s/core")

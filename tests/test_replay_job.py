@@ -94,21 +94,21 @@ def test_the_failed_capture_is_a_gap_not_everyone_leaving(spark, replayed):
 def test_oracle_pandas_function_equals_spark(spark, replayed):
     """The same function on the same rows with plain pandas gives Spark's output."""
     config, _ = replayed
-    snapshots = replay.snapshot_rows(spark, config, DAY)
+    captures = replay.capture_rows(spark, config, DAY)
+    lags = replay.lag_rows(spark, config, DAY, captures)
     key = (
-        snapshots.select("cluster", "group_id")
+        captures.select("cluster", "group_id")
         .distinct()
         .orderBy("cluster", "group_id")
         .collect()[0]
     )
-    rows = snapshots.where(
-        (F.col("cluster") == key["cluster"]) & (F.col("group_id") == key["group_id"])
-    ).toPandas()
+    mine = (F.col("cluster") == key["cluster"]) & (F.col("group_id") == key["group_id"])
     history = replay.topic_history(spark, config, DAY)
     columns = silver.union_schema().fieldNames()
     local = replay_group(
         (key["cluster"], key["group_id"]),
-        rows,
+        captures.where(mine).toPandas(),
+        lags.where(mine).toPandas(),
         run_date=DAY,
         assignors=default_assignors(),
         topic_history=history,

@@ -1,5 +1,6 @@
 """Replay: bronze -> silver (rebalance_events, assignment_replay, replay_metrics,
-replay_errors) for one date, one pandas UDF call per (cluster, group_id).
+replay_errors) for one date, one cogrouped pandas UDF call per (cluster, group_id):
+member rows on one side, per-partition lag rows on the other.
 
 Snapshots are the captures whose members file was ingested OK (a failed capture is a
 gap, never "everyone left"), plus each group's last such capture of the previous date
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import time
 from functools import partial
 from pathlib import Path
@@ -25,6 +27,7 @@ from fleet_rebalance.storage import read_table, write_table
 
 log = logging.getLogger("fleet_rebalance.replay")
 KEY = ["cluster", "group_id", "captured_at"]
+ROWS_PER_FILE = 1_000_000
 
 
 def run(
@@ -34,7 +37,8 @@ def run(
         raise ValueError("replay runs one date at a time: pass --date")
     started = time.monotonic()
     assignors = assignors or default_assignors()
-    snapshots = snapshot_rows(spark, config, run_date)
+    captures = capture_rows(spark, config, run_date)
+    lags = lag_rows(spark, config, run_date, captures)
     history = topic_history(spark, config, run_date)
     schema = silver.union_schema()
     function = partial(
@@ -45,15 +49,21 @@ def run(
         columns=schema.fieldNames(),
     )
     result = (
-        snapshots.groupBy("cluster", "group_id")
-        .applyInPandas(lambda key, frame: function(key, frame), schema)
+        captures.groupBy("cluster", "group_id")
+        .cogroup(lags.groupBy("cluster", "group_id"))
+        .applyInPandas(lambda key, left, right: function(key, left, right), schema)
         .persist()
     )
     try:
         counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
         for name, table_schema in silver.TABLES.items():
-            frame = result.where(F.col("_table") == name).select(
-                *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
+            # Files of about ROWS_PER_FILE rows: a write task per shuffle partition would
+            # leave many tiny files (and pay a Python worker each) for small outputs.
+            files = max(1, math.ceil(counts.get(name, 0) / ROWS_PER_FILE))
+            frame = (
+                result.where(F.col("_table") == name)
+                .select(*[F.col(f.name).cast(f.dataType) for f in table_schema.fields])
+                .coalesce(files)
             )
             write_table(
                 frame,
@@ -77,7 +87,10 @@ def run(
     return counts
 
 
-def snapshot_rows(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+def capture_rows(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    """One row per member per usable capture (plus one per capture of an Empty group),
+    flat: assignments as two parallel arrays, so Arrow hands them to pandas as numpy
+    arrays instead of a dict per partition."""
     days = [run_date - dt.timedelta(days=1), run_date]
     ok = (
         _table(spark, config, "ingested_files")
@@ -88,11 +101,13 @@ def snapshot_rows(spark: SparkSession, config: Config, run_date: dt.date) -> Dat
     members = (
         _table(spark, config, "members")
         .where(F.col("capture_date").isin(days))
-        .groupBy(*KEY)
-        .agg(
-            F.collect_list(
-                F.struct("consumer_id", "group_instance_id", "subscription", "assignment")
-            ).alias("members")
+        .select(
+            *KEY,
+            "consumer_id",
+            "group_instance_id",
+            "subscription",
+            F.transform("assignment", lambda tp: tp["topic"]).alias("assigned_topics"),
+            F.transform("assignment", lambda tp: tp["partition"]).alias("assigned_partitions"),
         )
     )
     states = (
@@ -104,17 +119,10 @@ def snapshot_rows(spark: SparkSession, config: Config, run_date: dt.date) -> Dat
             F.first("assignment_strategy").alias("assignment_strategy"),
         )
     )
-    lags = (
-        _table(spark, config, "offsets")
-        .where(F.col("capture_date").isin(days))
-        .groupBy(*KEY)
-        .agg(F.collect_list(F.struct("topic", "partition", "lag")).alias("lags"))
-    )
     rows = (
         members.join(states, on=KEY, how="full")
         .join(ok, on=["cluster", "captured_at"], how="inner")
-        .where(F.col("members").isNotNull() | (F.col("state") == "Empty"))
-        .join(lags, on=KEY, how="left")
+        .where(F.col("consumer_id").isNotNull() | (F.col("state") == "Empty"))
     )
     earlier = F.to_date("captured_at") < F.lit(run_date)
     last_before = F.max(F.when(earlier, F.col("captured_at"))).over(
@@ -124,6 +132,19 @@ def snapshot_rows(spark: SparkSession, config: Config, run_date: dt.date) -> Dat
         rows.withColumn("_baseline", last_before)
         .where(~earlier | (F.col("captured_at") == F.col("_baseline")))
         .drop("_baseline")
+    )
+
+
+def lag_rows(
+    spark: SparkSession, config: Config, run_date: dt.date, captures: DataFrame
+) -> DataFrame:
+    """Per-partition lags of exactly the captures being replayed."""
+    days = [run_date - dt.timedelta(days=1), run_date]
+    return (
+        _table(spark, config, "offsets")
+        .where(F.col("capture_date").isin(days))
+        .select(*KEY, "topic", "partition", "lag")
+        .join(captures.select(*KEY).distinct(), on=KEY, how="left_semi")
     )
 
 

@@ -3,9 +3,10 @@
 Every assignor carries what it assigned at the previous event as the members' owned
 partitions (by member identity, so a static member keeps its partitions across a new
 member id) and a generation that grows by one per event; cooperative assignors run the
-follow-up round. `observed` is the assignment actually captured; its rows also say
-whether it equals what the group's declared strategy would produce from the previous
-observed assignment (conformance).
+follow-up round. A day that starts from the previous date's baseline capture seeds every
+state from it first (see _seed), so its first event is not all `fresh`. `observed` is
+the assignment actually captured; its rows also say whether it equals what the group's
+declared strategy would produce from the previous observed assignment (conformance).
 
 Memory: one event's members and partitions at a time plus, per assignor, one
 assignment; nothing grows with the number of events.
@@ -49,7 +50,11 @@ def replay_events(
 ) -> Iterator[ReplayRow]:
     states = {name: _State() for name in assignors}
     loaded = {name: get_assignor(name) for name in assignors if name != OBSERVED}
+    first = True
     for event in events:
+        if first and event.previous is not None:
+            yield from _seed(event, states, loaded, racks)
+        first = False
         snapshot = event.snapshot
         members = {m.key: m for m in snapshot.members}
         counts = snapshot.subscribed_counts()
@@ -110,6 +115,31 @@ def replay_events(
                 )
             state.assignment = {k: list(v) for k, v in result.items()}
             state.generation += 1
+
+
+def _seed(event: RebalanceEvent, states, loaded, racks) -> Iterator[ReplayRow]:
+    """State before a day that starts from the previous date's baseline capture: what
+    was observed there, and what each assignor gives that group from scratch (the best
+    estimate of its own state without the earlier history). No metrics rows."""
+    previous = event.previous
+    members = {m.key: m for m in previous.members}
+    counts = previous.subscribed_counts()
+    for name, state in states.items():
+        try:
+            if name == OBSERVED:
+                observed = {k: list(m.assignment or ()) for k, m in members.items()}
+                if all(m.assignment is not None for m in members.values()):
+                    state.assignment = observed
+            else:
+                state.assignment = _assign(loaded[name], members, counts, state, racks)
+        except Exception as exc:
+            state.failed = True
+            reason = f"{type(exc).__name__} on the baseline capture: {exc}"
+            yield ReplayRow(
+                "replay_errors", {"event_seq": event.seq, "assignor": name, "reason": reason}
+            )
+            continue
+        state.generation += 1
 
 
 def _assign(assignor, members, counts, state: _State, racks) -> dict[str, list[TopicPartition]]:

@@ -71,12 +71,18 @@ def classify(previous: Snapshot | None, current: Snapshot) -> str | None:
 def derive_events(
     snapshots: Iterable[Snapshot], baseline: Snapshot | None = None, first_seq: int = 1
 ) -> Iterator[RebalanceEvent]:
-    """Events in capture order. `baseline` is the previous date's last usable capture:
-    changes against it are events of this date; without it the first capture is the
-    group's `initial` event."""
+    """Events from snapshots given in capture order (streamed: only the previous
+    snapshot is kept). `baseline` is the previous date's last usable capture: changes
+    against it are events of this date; without it the first capture is the group's
+    `initial` event."""
     previous = baseline if baseline is None or not baseline.rebalancing else None
     seq = first_seq
-    for snapshot in sorted(snapshots, key=lambda s: s.captured_at):
+    for snapshot in snapshots:
+        if previous is not None and snapshot.captured_at <= previous.captured_at:
+            raise ValueError(
+                f"snapshots out of capture order: {snapshot.captured_at} after "
+                f"{previous.captured_at}"
+            )
         if snapshot.rebalancing:
             continue
         trigger = classify(previous, snapshot)

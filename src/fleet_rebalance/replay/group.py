@@ -1,26 +1,40 @@
-"""One group's replay as a pandas function: snapshot rows in, silver rows out.
+"""One group's replay as a pandas function: capture rows and lag rows in, silver rows out.
 
-Used by Spark's groupBy(cluster, group_id).applyInPandas and, for the oracle test and
-the benchmark, directly with plain pandas. Input rows (one per usable capture, sorted
-here since Spark promises no order): captured_at, members (structs consumer_id,
-group_instance_id, subscription, assignment), state, assignment_strategy, lags (structs
-topic, partition, lag). Topic partition counts come from `topic_history`
-(captured_at -> {topic: count}, the nearest preceding topics capture), else from the
-highest partition seen in the capture's offsets.
+Used by Spark's cogrouped applyInPandas over (cluster, group_id) and, for the oracle
+test and the benchmark, directly with plain pandas. Both inputs are flat columns, so
+Arrow converts them without building a Python object per nested value:
+- captures: one row per member per usable capture (captured_at, state,
+  assignment_strategy, consumer_id, group_instance_id, subscription, assigned_topics,
+  assigned_partitions; assigned_* null when the assignment was not captured), and one
+  row with a null consumer_id for a capture of an Empty group;
+- lags: one row per partition per capture (captured_at, topic, partition, lag).
+Topic partition counts come from `topic_history` (captured_at -> {topic: count}, the
+nearest preceding topics capture), else from the highest partition in the capture's
+offsets.
+
+Memory bound: the worker holds the group's two Arrow-converted frames (about 40 bytes
+per lag row and per member row plus its assigned partitions), the snapshots of the
+previous and current capture, per assignor one assignment, and a lag dict only for the
+event being replayed; nothing else grows with the number of captures or events. For
+5,000 members x 50,000 partitions x 145 captures that is about 0.6 GB of frames and
+tens of MB of objects.
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.replay.engine import replay_events
-from fleet_rebalance.replay.events import derive_events
+from fleet_rebalance.replay.events import RebalanceEvent, derive_events
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
@@ -28,7 +42,8 @@ TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 
 def replay_group(
     key: tuple,
-    frame: pd.DataFrame,
+    captures: pd.DataFrame,
+    lags: pd.DataFrame,
     *,
     run_date: dt.date,
     assignors: list[str],
@@ -38,33 +53,20 @@ def replay_group(
     cluster, group = key
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
+    if captures.empty:  # offsets without a usable members capture: nothing to replay
+        return pd.DataFrame([], columns=columns, dtype=object)
     try:
+        index = LagIndex(lags)
         snapshots = fill_unknown_subscriptions(
-            _snapshot(r, topic_history.get(cluster, []))
-            for r in frame.sort_values("captured_at").to_dict("records")
+            snapshots_from(captures, index, topic_history.get(cluster, []))
         )
-        baseline = [s for s in snapshots if s.captured_at.date() < run_date]
-        today = [s for s in snapshots if s.captured_at.date() == run_date]
-        events = list(derive_events(today, baseline[-1] if baseline else None))
-        for event in events:
-            rows.append(
-                {
-                    "_table": "rebalance_events",
-                    **common,
-                    "event_seq": event.seq,
-                    "event_at": event.at,
-                    "trigger": event.trigger,
-                    "members": sorted(m.member_id for m in event.snapshot.members),
-                    "member_count": len(event.snapshot.members),
-                    "partition_count": sum(event.snapshot.subscribed_counts().values()),
-                }
-            )
-        by_seq = {e.seq: e for e in events}
+        baseline, today = _split(snapshots, run_date)
+        labels: dict[int, dict[str, Any]] = {}
+        events = _recorded(derive_events(today, baseline), rows, common, labels, index)
         for row in replay_events(events, assignors):
             values = dict(row.values)
-            event = by_seq[values["event_seq"]]
             if row.table == "replay_metrics":
-                values.update(event_at=event.at, trigger=event.trigger)
+                values.update(labels[values["event_seq"]])
             if row.table == "assignment_replay":
                 values["partitions"] = [
                     {"topic": t, "partition": p} for t, p in values["partitions"]
@@ -84,70 +86,122 @@ def replay_group(
     return frame.astype(object).where(frame.notna(), None)  # NaN is not a missing array
 
 
-def _snapshot(row: Mapping[str, Any], history: TopicHistory) -> Snapshot:
-    at = pd.Timestamp(row["captured_at"]).to_pydatetime()
-    lags: dict[TopicPartition, int] = {}
-    highest: dict[str, int] = {}
-    for item in _items(row.get("lags")):
-        tp = TopicPartition(item["topic"], int(item["partition"]))
-        highest[tp.topic] = max(highest.get(tp.topic, 0), tp.partition + 1)
-        if item["lag"] is not None and not pd.isna(item["lag"]):
-            lags[tp] = int(item["lag"])
-    counts = dict(highest)
+class LagIndex:
+    """A group's lag rows sorted by capture: the highest partition per topic for every
+    capture (small), and a capture's lags built only when an event needs them."""
+
+    def __init__(self, lags: pd.DataFrame) -> None:
+        lags = lags.sort_values("captured_at", kind="stable")
+        self._times = lags["captured_at"].to_numpy(dtype="datetime64[ns]")
+        self._topics = lags["topic"].to_numpy(dtype=object)
+        self._partitions = lags["partition"].to_numpy(dtype=np.int64)
+        self._lags = lags["lag"].to_numpy(dtype=np.float64, na_value=np.nan)
+        highest = lags.groupby(["captured_at", "topic"])["partition"].max() + 1
+        self.highest: dict[np.datetime64, dict[str, int]] = {}
+        for (at, topic), count in highest.items():
+            self.highest.setdefault(np.datetime64(at, "ns"), {})[topic] = int(count)
+
+    def lags_at(self, at: dt.datetime) -> dict[TopicPartition, int]:
+        when = np.datetime64(at, "ns")
+        lo = int(np.searchsorted(self._times, when, side="left"))
+        hi = int(np.searchsorted(self._times, when, side="right"))
+        return {
+            TopicPartition(t, int(p)): int(v)
+            for t, p, v in zip(
+                self._topics[lo:hi], self._partitions[lo:hi], self._lags[lo:hi], strict=True
+            )
+            if not np.isnan(v)
+        }
+
+
+def snapshots_from(
+    captures: pd.DataFrame, index: LagIndex, history: TopicHistory
+) -> Iterator[Snapshot]:
+    """Snapshots in capture order, one at a time."""
     times = [t for t, _ in history]
-    i = bisect.bisect_right(times, at)
-    if i:
-        counts.update(history[i - 1][1])
-    members = tuple(
-        MemberSnapshot(
-            m["consumer_id"],
-            _text(m["group_instance_id"]),
-            None if m["subscription"] is None else tuple(m["subscription"]),
-            (
-                tuple(TopicPartition(a["topic"], int(a["partition"])) for a in m["assignment"])
-                if m["assignment"] is not None
-                else None
-            ),
+    records = captures.sort_values(["captured_at", "consumer_id"]).to_dict("records")
+    for stamp, group in itertools.groupby(records, key=lambda r: r["captured_at"]):
+        rows = list(group)
+        at = pd.Timestamp(stamp).to_pydatetime()
+        counts = dict(index.highest.get(np.datetime64(at, "ns"), {}))
+        i = bisect.bisect_right(times, at)
+        if i:
+            counts.update(history[i - 1][1])
+        members = tuple(_member(r) for r in rows if _text(r["consumer_id"]))
+        first = rows[0]
+        yield Snapshot(
+            at, members, _text(first["state"]), _text(first["assignment_strategy"]), counts
         )
-        for m in _items(row.get("members"))
+
+
+def _member(row: Mapping[str, Any]) -> MemberSnapshot:
+    topics, partitions = row["assigned_topics"], row["assigned_partitions"]
+    assignment = (
+        None
+        if topics is None or partitions is None
+        else tuple(TopicPartition(t, int(p)) for t, p in zip(topics, partitions, strict=True))
     )
-    return Snapshot(
-        at, members, _text(row.get("state")), _text(row.get("assignment_strategy")), counts, lags
+    subscription = None if row["subscription"] is None else tuple(row["subscription"])
+    return MemberSnapshot(
+        row["consumer_id"], _text(row["group_instance_id"]), subscription, assignment
     )
 
 
-def fill_unknown_subscriptions(snapshots: Iterable[Snapshot]) -> list[Snapshot]:
+def fill_unknown_subscriptions(snapshots: Iterable[Snapshot]) -> Iterator[Snapshot]:
     """A subscription unknown at a capture (null: its offsets capture failed) is the
     member's last known one, else the group's last known one (homogeneous groups)."""
     last_member: dict[str, tuple[str, ...]] = {}
     last_group: tuple[str, ...] = ()
-    filled = []
     for snapshot in snapshots:
         members = []
         for m in snapshot.members:
             if m.subscription is None:
-                m = MemberSnapshot(
-                    m.member_id, m.instance_id, last_member.get(m.key, last_group), m.assignment
-                )
+                m = replace(m, subscription=last_member.get(m.key, last_group))
             else:
                 last_member[m.key] = last_group = m.subscription
             members.append(m)
-        filled.append(
-            Snapshot(
-                snapshot.captured_at,
-                tuple(members),
-                snapshot.state,
-                snapshot.strategy,
-                snapshot.partition_counts,
-                snapshot.lags,
-            )
+        yield replace(snapshot, members=tuple(members))
+
+
+def _split(
+    snapshots: Iterable[Snapshot], run_date: dt.date
+) -> tuple[Snapshot | None, Iterator[Snapshot]]:
+    """The previous date's last snapshot (the baseline) and the run date's, streamed."""
+    stream = iter(snapshots)
+    baseline = None
+    for snapshot in stream:
+        if snapshot.captured_at.date() < run_date:
+            baseline = snapshot
+        elif snapshot.captured_at.date() == run_date:
+            return baseline, itertools.chain([snapshot], stream)
+    return baseline, iter(())
+
+
+def _recorded(
+    events: Iterable[RebalanceEvent],
+    rows: list[dict[str, Any]],
+    common: dict[str, Any],
+    labels: dict[int, dict[str, Any]],
+    index: LagIndex,
+) -> Iterator[RebalanceEvent]:
+    """Each event as a rebalance_events row (and its time and trigger in `labels`, for
+    the metrics rows), then to the replay with its capture's lags."""
+    for event in events:
+        snapshot = event.snapshot
+        rows.append(
+            {
+                "_table": "rebalance_events",
+                **common,
+                "event_seq": event.seq,
+                "event_at": event.at,
+                "trigger": event.trigger,
+                "members": sorted(m.member_id for m in snapshot.members),
+                "member_count": len(snapshot.members),
+                "partition_count": sum(snapshot.subscribed_counts().values()),
+            }
         )
-    return filled
-
-
-def _items(value: Any) -> list:
-    """Arrow arrays reach pandas as numpy arrays (no truth value) or None."""
-    return [] if value is None else list(value)
+        labels[event.seq] = {"event_at": event.at, "trigger": event.trigger}
+        yield replace(event, snapshot=replace(snapshot, lags=index.lags_at(event.at)))
 
 
 def _text(value: Any) -> str | None:

@@ -1,0 +1,105 @@
+"""replay_group on hand-built flat frames, as the cogrouped pandas UDF receives them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fleet_rebalance.pipeline import silver
+from fleet_rebalance.replay.events import derive_events
+from fleet_rebalance.replay.group import replay_group
+from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
+
+DAY = dt.date(2026, 11, 20)
+COLUMNS = silver.union_schema().fieldNames()
+
+
+def at(day: int, minutes: int) -> pd.Timestamp:
+    return pd.Timestamp(2026, 11, day) + pd.Timedelta(minutes=minutes)
+
+
+def member_row(when, member, partitions, state="Stable", strategy="range"):
+    return {
+        "captured_at": when,
+        "state": state,
+        "assignment_strategy": strategy,
+        "consumer_id": member,
+        "group_instance_id": None,
+        "subscription": np.array(["orders"], dtype=object),
+        "assigned_topics": np.array(["orders"] * len(partitions), dtype=object),
+        "assigned_partitions": np.array(partitions, dtype=np.int32),
+    }
+
+
+def lag_rows(when, lags):
+    return [
+        {"captured_at": when, "topic": "orders", "partition": p, "lag": lag}
+        for p, lag in enumerate(lags)
+    ]
+
+
+def run(captures, lags):
+    return replay_group(
+        ("c", "g"),
+        pd.DataFrame(captures),
+        pd.DataFrame(lags, columns=["captured_at", "topic", "partition", "lag"]),
+        run_date=DAY,
+        assignors=["range", "roundrobin", "observed"],
+        topic_history={},
+        columns=COLUMNS,
+    )
+
+
+def test_member_left_against_previous_date_baseline_with_lags_at_the_event():
+    baseline, same, left = at(19, 23 * 60 + 50), at(20, 0), at(20, 10)
+    captures = [
+        member_row(baseline, "c1", [0, 1]),
+        member_row(baseline, "c2", [2, 3]),
+        member_row(same, "c2", [2, 3]),  # rows arrive unordered, as from Spark
+        member_row(same, "c1", [0, 1]),
+        member_row(left, "c2", [0, 1, 2, 3]),
+    ]
+    lags = (
+        lag_rows(left, [5, None, 7, 1]) + lag_rows(baseline, [1, 1, 1, 1]) + lag_rows(same, [0] * 4)
+    )
+    out = run(captures, lags)
+    events = out[out["_table"] == "rebalance_events"]
+    assert events[["event_seq", "trigger", "member_count", "partition_count"]].values.tolist() == [
+        [1, "member_left", 1, 4]
+    ]
+    metrics = out[out["_table"] == "replay_metrics"].set_index("assignor")
+    assert set(metrics.index) == {"range", "roundrobin", "observed"}
+    assert (metrics["trigger"] == "member_left").all()
+    assert (metrics["event_at"] == left).all()
+    assert metrics.loc["observed", "lag_total"] == 13  # the null lag counts as unknown, 0
+    assert metrics.loc["observed", "conforms"] is True
+    # every assignor starts from the baseline: nothing is fresh, c2 keeps its two
+    assert metrics["fresh"].tolist() == [0, 0, 0]
+    assert metrics.loc["observed", "kept"] == 2
+    assert metrics.loc["range", "kept"] == 2
+    assert out[out["_table"] == "replay_errors"].empty
+
+
+def test_empty_group_row_and_missing_lags_side():
+    captures = [
+        member_row(at(20, 0), "c1", [0]),
+        {**member_row(at(20, 10), None, []), "state": "Empty", "subscription": None},
+    ]
+    out = run(captures, [])
+    events = out[out["_table"] == "rebalance_events"]
+    assert events["trigger"].tolist() == ["initial", "member_left"]
+    assert events["member_count"].tolist() == [1, 0]
+
+
+def test_offsets_without_members_capture_give_no_rows():
+    assert run([], lag_rows(at(20, 0), [1])).empty
+
+
+def test_out_of_order_snapshots_are_refused():
+    a = Snapshot(dt.datetime(2026, 11, 20, 0, 10), (MemberSnapshot("m", None, ("t",), ()),))
+    b = Snapshot(dt.datetime(2026, 11, 20, 0, 0), (MemberSnapshot("m", None, ("t",), ()),))
+    with pytest.raises(ValueError, match="out of capture order"):
+        list(derive_events([a, b]))
