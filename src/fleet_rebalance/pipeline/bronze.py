@@ -20,12 +20,12 @@ TS, D = TimestampType(), DateType()
 TOPIC_PARTITION = ArrayType(StructType([StructField("topic", S), StructField("partition", INT)]))
 
 
-def _schema(*fields: tuple[str, DataType]) -> StructType:
+def nullable_schema(*fields: tuple[str, DataType]) -> StructType:
     return StructType([StructField(name, kind, True) for name, kind in fields])
 
 
 TABLES: dict[str, StructType] = {
-    "offsets": _schema(
+    "offsets": nullable_schema(
         ("cluster", S),
         ("group_id", S),
         ("topic", S),
@@ -41,7 +41,7 @@ TABLES: dict[str, StructType] = {
         ("source_file", S),
         ("line_number", INT),
     ),
-    "members": _schema(
+    "members": nullable_schema(
         ("cluster", S),
         ("group_id", S),
         ("consumer_id", S),
@@ -57,7 +57,7 @@ TABLES: dict[str, StructType] = {
         ("source_file", S),
         ("line_number", INT),
     ),
-    "group_states": _schema(
+    "group_states": nullable_schema(
         ("cluster", S),
         ("group_id", S),
         ("coordinator_host", S),
@@ -70,7 +70,7 @@ TABLES: dict[str, StructType] = {
         ("source_file", S),
         ("line_number", INT),
     ),
-    "topic_partitions": _schema(
+    "topic_partitions": nullable_schema(
         ("cluster", S),
         ("topic", S),
         ("topic_id", S),
@@ -82,7 +82,7 @@ TABLES: dict[str, StructType] = {
         ("capture_date", D),
         ("source_file", S),
     ),
-    "coordinator_events": _schema(
+    "coordinator_events": nullable_schema(
         ("cluster", S),
         ("broker", INT),
         ("logged_at", TS),
@@ -96,7 +96,7 @@ TABLES: dict[str, StructType] = {
         ("source_file", S),
         ("line_number", INT),
     ),
-    "quarantine": _schema(
+    "quarantine": nullable_schema(
         ("source_file", S),
         ("line_number", INT),
         ("line", S),
@@ -104,7 +104,7 @@ TABLES: dict[str, StructType] = {
         ("kind", S),
         ("capture_date", D),
     ),
-    "ingested_files": _schema(
+    "ingested_files": nullable_schema(
         ("path", S),
         ("size", L),
         ("sha256", S),
@@ -122,7 +122,7 @@ PARTITION_COLUMN = {"coordinator_events": "log_date", "ingested_files": None}
 CAPTURE_TABLES = ("offsets", "members", "group_states", "topic_partitions", "coordinator_events")
 
 # Parse-stage extras: the 3.8/3.9 topic-less assignment, and one summary row per file.
-FILE_SUMMARY = _schema(
+FILE_SUMMARY = nullable_schema(
     ("kind", S),
     ("status", S),
     ("lines", L),
@@ -133,7 +133,7 @@ FILE_SUMMARY = _schema(
     ("reconciles", B),
     ("notes", S),
 )
-EXTRA = _schema(("assignment_groups", ArrayType(ArrayType(INT))))
+EXTRA = nullable_schema(("assignment_groups", ArrayType(ArrayType(INT))))
 
 
 def partition_column(table: str) -> str | None:

@@ -6,27 +6,24 @@ silver tables; each gets `event_date` (the replayed date) as its partition colum
 
 from __future__ import annotations
 
-from pyspark.sql.types import (
-    ArrayType,
-    BooleanType,
-    DataType,
-    DateType,
-    DoubleType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
+from pyspark.sql.types import ArrayType, DataType, DoubleType, StructField, StructType
+
+from fleet_rebalance.pipeline.bronze import (
+    INT,
+    TOPIC_PARTITION,
+    TS,
+    B,
+    D,
+    L,
+    S,
+    nullable_schema,
 )
 
-from fleet_rebalance.pipeline.bronze import TOPIC_PARTITION
-
-S, INT, L, B, DBL = StringType(), IntegerType(), LongType(), BooleanType(), DoubleType()
+DBL = DoubleType()
 
 
 def _schema(*fields: tuple[str, DataType]) -> StructType:
-    return StructType([StructField(n, t, True) for n, t in (*fields, ("event_date", DateType()))])
+    return nullable_schema(*fields, ("event_date", D))
 
 
 TABLES: dict[str, StructType] = {
@@ -34,7 +31,7 @@ TABLES: dict[str, StructType] = {
         ("cluster", S),
         ("group_id", S),
         ("event_seq", INT),
-        ("event_at", TimestampType()),
+        ("event_at", TS),
         ("trigger", S),
         ("members", ArrayType(S)),
         ("member_count", INT),
@@ -52,7 +49,7 @@ TABLES: dict[str, StructType] = {
         ("cluster", S),
         ("group_id", S),
         ("event_seq", INT),
-        ("event_at", TimestampType()),
+        ("event_at", TS),
         ("trigger", S),
         ("assignor", S),
         ("protocol", S),
