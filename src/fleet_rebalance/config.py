@@ -38,6 +38,17 @@ class CaptureConfig:
 
 
 @dataclass(frozen=True)
+class MetricsConfig:
+    # offsets.topic.num.partitions of the clusters (Kafka's default 50): which
+    # __consumer_offsets partition, and so which broker, coordinates each group.
+    offsets_topic_partitions: int = 50
+    # Burrow's `intervals`: offsets per partition in one evaluation window.
+    burrow_intervals: int = 10
+    # Groups listed per ranking in the nightly summary and report.
+    report_top: int = 10
+
+
+@dataclass(frozen=True)
 class Config:
     app_name: str = "fleet_rebalance"
     master: str = "local[*]"
@@ -48,6 +59,7 @@ class Config:
     default_date: str = "yesterday"
     storage: StorageConfig = field(default_factory=StorageConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
@@ -117,6 +129,11 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
             f"{path}: {prefix}default_date: expected yesterday or latest, "
             f"found {values['default_date']!r}"
         )
+    for name in ("offsets_topic_partitions", "burrow_intervals", "report_top"):
+        if name in values and values[name] < 1:
+            raise ConfigError(
+                f"{path}: {prefix}{name}: expected a positive int, found {values[name]}"
+            )
     if "engine" in values and values["engine"] not in ENGINES:
         raise ConfigError(
             f"{path}: {prefix}engine: expected one of {', '.join(ENGINES)}, "

@@ -45,6 +45,8 @@ class ReconciliationError(RuntimeError):
 
 def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[str, int]:
     started = time.monotonic()
+    if "://" not in config.raw_root and not Path(config.raw_root).is_dir():
+        raise FileNotFoundError(f"raw_root {config.raw_root}: no such directory")
     files = discover(config.raw_root, config.capture.path_pattern)
     log.info("found %d file(s) under %s", len(files), config.raw_root)
     ingested = _ingested_files(spark, config)
@@ -53,6 +55,12 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     hashes: dict[str, str] = {}
     for day in days:
         chosen = files_for(files, day)
+        if not chosen:
+            # A night with no captures at all is a broken capture pipeline, not a quiet day.
+            raise FileNotFoundError(
+                f"no capture files for {day} under {config.raw_root} "
+                f"(path_pattern {config.capture.path_pattern!r})"
+            )
         for raw in chosen:
             hashes.setdefault(raw.relative, sha256_of(Path(config.raw_root) / raw.relative))
         if _unchanged(day, chosen, hashes, ingested):

@@ -1,0 +1,62 @@
+"""`stickiness` and `skew`: replay_metrics rolled up per group, date and assignor."""
+
+from __future__ import annotations
+
+import pyspark.sql.functions as F
+from pyspark.sql import DataFrame
+
+KEY = ["cluster", "group_id", "date", "assignor"]
+
+
+def _by_assignor(replay_metrics: DataFrame) -> DataFrame:
+    return replay_metrics.withColumn("date", F.col("event_date")).groupBy(*KEY)
+
+
+def stickiness(replay_metrics: DataFrame) -> DataFrame:
+    """Movement per assignor over the day.
+
+    `stickiness` pools the day (sum kept / sum kept + reassigned) so a busy event weighs
+    more than a quiet one; `mean_stickiness` and `min_stickiness` are over the events
+    where stickiness is defined. Conformance counts only events where it applies.
+    """
+    kept, reassigned = F.sum("kept"), F.sum("reassigned")
+    return _by_assignor(replay_metrics).agg(
+        F.first("protocol", ignorenulls=True).alias("protocol"),
+        F.count(F.lit(1)).cast("int").alias("events"),
+        kept.cast("long").alias("kept"),
+        reassigned.cast("long").alias("reassigned"),
+        F.sum("orphaned").cast("long").alias("orphaned"),
+        F.sum("fresh").cast("long").alias("fresh"),
+        F.when(kept + reassigned > 0, kept / (kept + reassigned)).alias("stickiness"),
+        F.avg("stickiness").alias("mean_stickiness"),
+        F.min("stickiness").alias("min_stickiness"),
+        F.sum("revoked").cast("long").alias("revoked"),
+        F.sum("rounds").cast("long").alias("rounds"),
+        F.sum("paused_partitions").cast("long").alias("paused_partitions"),
+        F.max("paused_partitions").cast("int").alias("max_paused_partitions"),
+        F.count_if(F.col("conforms")).cast("int").alias("conforming_events"),
+        F.count_if(~F.col("conforms")).cast("int").alias("nonconforming_events"),
+        F.sum("differing_partitions").cast("long").alias("differing_partitions"),
+    )
+
+
+def skew(replay_metrics: DataFrame) -> DataFrame:
+    """Load balance per assignor over the day: partition-count spread and lag skew.
+
+    `last_*` is the state the day ended in (the last event's assignment), which is what
+    the group runs with until its next rebalance.
+    """
+    last = F.max_by
+    ordered = F.struct("event_seq")
+    return _by_assignor(replay_metrics).agg(
+        F.count(F.lit(1)).cast("int").alias("events"),
+        F.avg("count_spread").alias("mean_count_spread"),
+        F.max("count_spread").cast("int").alias("max_count_spread"),
+        F.count_if(F.col("count_spread") > 1).cast("int").alias("unbalanced_events"),
+        F.max("count_max").cast("int").alias("max_partitions_per_member"),
+        F.avg("lag_skew").alias("mean_lag_skew"),
+        F.max("lag_skew").alias("max_lag_skew"),
+        F.max("lag_max_member").cast("long").alias("max_member_lag"),
+        last("count_spread", ordered).cast("int").alias("last_count_spread"),
+        last("lag_skew", ordered).alias("last_lag_skew"),
+    )

@@ -1,0 +1,83 @@
+"""Metrics: bronze + silver -> the gold tables for one date (DESIGN.md "Gold")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import time
+
+import pyspark.sql.functions as F
+from pyspark.sql import DataFrame, SparkSession
+
+from fleet_rebalance.config import Config
+from fleet_rebalance.metrics.consumer_status import consumer_status
+from fleet_rebalance.metrics.flapping import partition_flapping
+from fleet_rebalance.metrics.lag_distribution import lag_distribution
+from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
+from fleet_rebalance.metrics.rollups import skew, stickiness
+from fleet_rebalance.metrics.samples import offset_samples
+from fleet_rebalance.metrics.time_lag import time_lags
+from fleet_rebalance.metrics.timeline import rebalance_timeline
+from fleet_rebalance.pipeline import gold
+from fleet_rebalance.storage import read_table, write_table
+
+log = logging.getLogger("fleet_rebalance.metrics")
+ROWS_PER_FILE = 1_000_000
+
+
+def gold_frames(spark: SparkSession, config: Config, run_date: dt.date) -> dict[str, DataFrame]:
+    """Every gold table of run_date as a DataFrame in its documented schema (lazy)."""
+
+    def table(name: str) -> DataFrame:
+        return read_table(spark, config.table_path(name))
+
+    days = [run_date - dt.timedelta(days=1), run_date]
+    samples = offset_samples(table("offsets").where(F.col("capture_date").isin(days)))
+    today = samples.where(F.col("capture_date") == F.lit(run_date))
+    replayed = table("replay_metrics").where(F.col("event_date") == F.lit(run_date))
+    sticky, skewed = stickiness(replayed), skew(replayed)
+    states = table("group_states").where(F.col("capture_date") == F.lit(run_date))
+    events = table("coordinator_events").where(F.col("log_date").isin(days))
+    silver_day = F.col("event_date") == F.lit(run_date)
+    m = config.metrics
+    frames = {
+        "stickiness": sticky,
+        "skew": skewed,
+        "lag_distribution": lag_distribution(time_lags(today, samples)),
+        "consumer_status": consumer_status(samples, run_date, m.burrow_intervals),
+        "partition_flapping": partition_flapping(
+            table("assignment_replay").where(silver_day),
+            table("rebalance_events").where(silver_day),
+        ),
+        "recommendations": recommendations(sticky, skewed, declared_strategies(states)),
+        "rebalance_timeline": rebalance_timeline(events, run_date, m.offsets_topic_partitions),
+    }
+    return {
+        name: frames[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
+        for name, schema in gold.TABLES.items()
+    }
+
+
+def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[str, int]:
+    if run_date is None:
+        raise ValueError("metrics runs one date at a time: pass --date")
+    counts: dict[str, int] = {}
+    for name, frame in gold_frames(spark, config, run_date).items():
+        started = time.monotonic()
+        frame = frame.persist()
+        try:
+            counts[name] = frame.count()
+            write_table(
+                frame.coalesce(max(1, math.ceil(counts[name] / ROWS_PER_FILE))),
+                config.table_path(name),
+                mode="overwrite",
+                partition_by=("date",),
+                replace_where={"date": run_date},
+            )
+        finally:
+            frame.unpersist()
+        log.info(
+            "%s: %d rows for %s in %.1fs", name, counts[name], run_date, time.monotonic() - started
+        )
+    return counts

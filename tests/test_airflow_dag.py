@@ -1,0 +1,143 @@
+"""The Airflow DAG, for real: apache-airflow in its own virtualenv (Airflow's pins clash
+with the job's), a DagBag import check, its structure, and `airflow dags test` running
+the nightly on data/sample.
+
+The virtualenv is .venv-airflow in the checkout, built on first use (about a minute
+from PyPI) and reused while AIRFLOW_VERSION is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+AIRFLOW_VERSION = "3.1.8"
+DAG_FILE = PROJECT / "jobs" / "airflow" / "fleet_rebalance_dag.py"
+pytestmark = pytest.mark.airflow
+
+
+@pytest.fixture(scope="module")
+def airflow_venv() -> Path:
+    venv = Path(os.environ.get("FLEET_REBALANCE_AIRFLOW_VENV", PROJECT / ".venv-airflow"))
+    stamp = venv / "fleet_rebalance.stamp"
+    if not (stamp.is_file() and stamp.read_text() == AIRFLOW_VERSION):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "--quiet", f"apache-airflow=={AIRFLOW_VERSION}"],
+            check=True,
+        )
+        stamp.write_text(AIRFLOW_VERSION)
+    return venv
+
+
+@pytest.fixture(scope="module")
+def airflow_env(airflow_venv, tmp_path_factory) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("airflow-home")
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAG_FILE.parent),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "PATH": f"{airflow_venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def _airflow_python(venv: Path, code: str, env: dict[str, str]) -> dict:
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_dagbag_imports_the_dag_without_errors(airflow_venv, airflow_env):
+    got = _airflow_python(
+        airflow_venv,
+        f"""
+        import json
+        from airflow.models.dagbag import DagBag
+        bag = DagBag(dag_folder={str(DAG_FILE.parent)!r}, include_examples=False)
+        dag = bag.dags.get("fleet_rebalance_nightly")
+        task = dag.get_task("nightly")
+        print(json.dumps({{
+            "errors": {{k: str(v) for k, v in bag.import_errors.items()}},
+            "dags": sorted(bag.dag_ids),
+            "tasks": [t.task_id for t in dag.tasks],
+            "timetable": dag.timetable.summary,
+            "interval": type(dag.timetable).__name__,
+            "catchup": dag.catchup,
+            "max_active_runs": dag.max_active_runs,
+            "retries": task.retries,
+            "timeout_s": task.execution_timeout.total_seconds(),
+            "command": task.bash_command,
+        }}))
+        """,
+        airflow_env,
+    )
+    assert got["errors"] == {}
+    assert got["dags"] == ["fleet_rebalance_nightly"]
+    assert got["tasks"] == ["nightly"]
+    assert (got["interval"], got["timetable"]) == ("CronDataIntervalTimetable", "0 2 * * *")
+    assert got["catchup"] is True and got["max_active_runs"] == 1
+    assert got["retries"] == 2 and got["timeout_s"] == 3 * 3600
+    assert './spark-submit.sh nightly --date "{{ ds }}"' in got["command"]
+
+
+def test_dags_test_runs_the_nightly_for_one_date(airflow_venv, airflow_env, tmp_path):
+    warehouse = tmp_path / "warehouse"
+    conf = tmp_path / "airflow.yaml"
+    conf.write_text(
+        (PROJECT / "conf" / "local.yaml")
+        .read_text()
+        .replace("raw_root: data/sample", f"raw_root: {PROJECT / 'data' / 'sample'}")
+        .replace("warehouse: warehouse", f"warehouse: {warehouse}")
+        .replace("master: local[*]", "master: local[2]")
+    )
+    returncode, output = _dags_test(airflow_env, conf)
+    assert returncode == 0, output[-5000:]
+    assert "fleet_rebalance 2026-11-20: 18 groups analysed" in output
+    assert (warehouse / "reports" / "2026-11-20.html").is_file()
+    for table in ("offsets", "replay_metrics", "recommendations", "rebalance_timeline"):
+        assert (warehouse / table / "_delta_log").is_dir(), table
+    assert any((warehouse / "recommendations").glob("date=2026-11-20/*.parquet"))
+
+
+def test_dags_test_fails_when_the_nightly_fails(airflow_env, tmp_path):
+    conf = tmp_path / "broken.yaml"
+    conf.write_text(f"raw_root: {tmp_path / 'missing'}\nwarehouse: {tmp_path / 'w'}\n")
+    returncode, output = _dags_test(airflow_env, conf)
+    assert returncode != 0
+    assert "step ingest failed for 2026-11-20: raw_root" in output
+
+
+def _dags_test(airflow_env: dict[str, str], conf: Path) -> tuple[int, str]:
+    # A failing run reports at once instead of waiting out ten-minute retries.
+    env = {**airflow_env, "FLEET_REBALANCE_CONF": str(conf), "FLEET_REBALANCE_RETRIES": "0"}
+    migrate = subprocess.run(
+        ["airflow", "db", "migrate"], env=env, capture_output=True, text=True, check=False
+    )
+    assert migrate.returncode == 0, migrate.stderr[-3000:]
+    run = subprocess.run(
+        ["airflow", "dags", "test", "fleet_rebalance_nightly", "2026-11-20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1200,
+    )
+    return run.returncode, run.stdout + run.stderr

@@ -1,0 +1,443 @@
+"""Gold transforms on tiny DataFrames with hand-computed answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyspark.sql.functions as F
+import pytest
+from chispa import assert_df_equality
+
+from fleet_rebalance.metrics.consumer_status import consumer_status
+from fleet_rebalance.metrics.flapping import partition_flapping
+from fleet_rebalance.metrics.lag_distribution import lag_distribution, log2_bucket
+from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
+from fleet_rebalance.metrics.rollups import skew, stickiness
+from fleet_rebalance.metrics.samples import offset_samples
+from fleet_rebalance.metrics.time_lag import time_lags
+from fleet_rebalance.metrics.timeline import coordinator_partition, rebalance_timeline
+from fleet_rebalance.pipeline import bronze, gold, silver
+
+DAY = dt.date(2026, 11, 20)
+T0 = dt.datetime(2026, 11, 20, 10, 0)
+
+
+def at(seconds: float) -> dt.datetime:
+    return T0 + dt.timedelta(seconds=seconds)
+
+
+def frame(spark, schema, rows: list[dict]):
+    return spark.createDataFrame(
+        [tuple(r.get(f.name) for f in schema.fields) for r in rows], schema
+    )
+
+
+def offsets(spark, rows: list[dict]):
+    defaults = {"cluster": "c", "group_id": "g", "topic": "t", "capture_date": DAY}
+    filled = [{**defaults, "source_file": "f", "line_number": i, **r} for i, r in enumerate(rows)]
+    return offset_samples(frame(spark, bronze.TABLES["offsets"], filled))
+
+
+def metric_rows(spark, rows: list[dict]):
+    base = {"cluster": "c", "group_id": "g", "event_date": DAY, "protocol": "eager"}
+    return frame(spark, silver.TABLES["replay_metrics"], [{**base, **r} for r in rows])
+
+
+def test_gold_schemas_match_transform_outputs(spark):
+    empty_metrics = metric_rows(spark, [])
+    assert set(stickiness(empty_metrics).columns) == set(gold.TABLES["stickiness"].fieldNames())
+    assert set(skew(empty_metrics).columns) == set(gold.TABLES["skew"].fieldNames())
+
+
+def test_stickiness_pools_the_day_and_skips_undefined_events(spark):
+    rows = metric_rows(
+        spark,
+        [
+            # kept 6 / (6 + 2); then an event with nothing to keep (stickiness null).
+            dict(
+                event_seq=1,
+                assignor="sticky",
+                kept=6,
+                reassigned=2,
+                orphaned=1,
+                fresh=0,
+                stickiness=0.75,
+                revoked=2,
+                rounds=1,
+                paused_partitions=9,
+                conforms=True,
+                differing_partitions=0,
+                count_spread=1,
+                count_max=3,
+                lag_skew=1.5,
+                lag_max_member=30,
+            ),
+            dict(
+                event_seq=2,
+                assignor="sticky",
+                kept=0,
+                reassigned=0,
+                orphaned=0,
+                fresh=4,
+                stickiness=None,
+                revoked=0,
+                rounds=1,
+                paused_partitions=4,
+                conforms=None,
+                differing_partitions=None,
+                count_spread=2,
+                count_max=4,
+                lag_skew=None,
+                lag_max_member=0,
+            ),
+        ],
+    )
+    got = stickiness(rows).collect()[0].asDict()
+    assert got["events"] == 2 and got["kept"] == 6 and got["fresh"] == 4
+    assert got["stickiness"] == pytest.approx(0.75)
+    assert got["mean_stickiness"] == pytest.approx(0.75)
+    assert got["paused_partitions"] == 13 and got["max_paused_partitions"] == 9
+    assert (got["conforming_events"], got["nonconforming_events"]) == (1, 0)
+    s = skew(rows).collect()[0].asDict()
+    assert s["mean_count_spread"] == pytest.approx(1.5) and s["max_count_spread"] == 2
+    assert s["unbalanced_events"] == 1 and s["max_partitions_per_member"] == 4
+    assert s["mean_lag_skew"] == pytest.approx(1.5) and s["last_count_spread"] == 2
+    assert s["last_lag_skew"] is None  # the day ended with no lag to be skewed
+
+
+def test_log2_buckets_are_exact_at_powers_of_two(spark):
+    values = [0, -3, 1, 2, 3, 4, 7, 8, 2**40 - 1, 2**40, 2**62]
+    df = spark.createDataFrame([(v,) for v in values], "lag long")
+    got = [r[0] for r in df.select(log2_bucket(F.col("lag"))).collect()]
+    assert got == [0, 0, 1, 2, 2, 3, 3, 4, 40, 41, 63]
+
+
+def test_lag_distribution_percentiles_histogram_and_unknown_lag(spark):
+    rows = [
+        {
+            "partition": p,
+            "captured_at": at(0),
+            "current_offset": 100,
+            "log_end_offset": 100 + lag,
+            "lag": lag,
+        }
+        for p, lag in enumerate([0, 10, 20, 30])
+    ] + [
+        {
+            "partition": 9,
+            "captured_at": at(0),
+            "current_offset": None,
+            "log_end_offset": 5,
+            "lag": None,
+        }
+    ]
+    samples = offsets(spark, rows)
+    got = lag_distribution(time_lags(samples, samples)).collect()
+    assert len(got) == 1
+    r = got[0].asDict()
+    assert (r["samples"], r["unknown_lag_samples"], r["partitions"]) == (4, 1, 5)
+    # numpy.percentile([0, 10, 20, 30], [50, 90, 99]) with linear interpolation.
+    assert (r["lag_p50"], r["lag_p90"], r["lag_p99"]) == pytest.approx((15.0, 27.0, 29.7))
+    assert r["lag_max"] == 30
+    assert r["histogram"] == [1, 0, 0, 0, 1, 2]  # 0 | 8 <= 10 < 16 | 16 <= 20, 30 < 32
+
+
+def test_empty_group_has_no_lag_distribution_row(spark):
+    samples = offsets(spark, [])
+    assert lag_distribution(time_lags(samples, samples)).count() == 0
+
+
+def test_time_lag_interpolates_extrapolates_and_ignores_the_future(spark):
+    leo = {0: 100, 60: 200, 120: 300, 180: 250}  # 250 goes backwards: not a point
+    history = [
+        {
+            "group_id": "other",
+            "partition": 0,
+            "captured_at": at(t),
+            "current_offset": o,
+            "log_end_offset": o,
+            "lag": 0,
+        }
+        for t, o in leo.items()
+    ]
+    mine = [
+        (0, 50, None),  # one point only: unknown
+        (60, 150, 30.0),  # between 100@0 and 200@60 -> 30 s; 300@120 is not known yet
+        (120, 300, 0.0),  # at the log end
+        (120, 250, 30.0),  # 200@60 .. 300@120 -> 90 s
+        (120, 200, 60.0),  # exactly an old log end: when it was last that
+        (120, 50, 150.0),  # before the oldest point: extrapolated along 100@0 .. 300@120
+        (180, 250, 90.0),  # 250@180 was refused, so the newest point is 300@120
+    ]
+    rows = history + [
+        {
+            "group_id": f"g{i}",  # one group per sample: a group has one row per capture
+            "partition": 0,
+            "captured_at": at(t),
+            "current_offset": c,
+            "log_end_offset": leo[t],
+            "lag": leo[t] - c,
+        }
+        for i, (t, c, _) in enumerate(mine)
+    ]
+    samples = offsets(spark, rows)
+    got = {
+        (r["captured_at"], r["current_offset"]): (r["time_lag_seconds"], r["time_lag_extrapolated"])
+        for r in time_lags(samples.where("group_id != 'other'"), samples).collect()
+    }
+    for t, c, want in mine:
+        lag, extrapolated = got[(at(t), c)]
+        assert lag == (pytest.approx(want) if want is not None else None), (t, c)
+        assert extrapolated == (c == 50 and t == 120)
+
+
+def test_time_lag_of_a_flat_log_is_unknown(spark):
+    rows = [
+        {
+            "partition": 0,
+            "captured_at": at(t),
+            "current_offset": 50,
+            "log_end_offset": 100,
+            "lag": 50,
+        }
+        for t in (0, 60)
+    ]
+    samples = offsets(spark, rows)
+    lags = [r["time_lag_seconds"] for r in time_lags(samples, samples).collect()]
+    assert lags == [None, None]
+
+
+def _status_rows(partition: int, offsets_and_lags, owner: str | None = "m1") -> list[dict]:
+    return [
+        {
+            "partition": partition,
+            "captured_at": at(60 * i),
+            "current_offset": o,
+            "log_end_offset": o + lag,
+            "lag": lag,
+            "consumer_id": owner,
+        }
+        for i, (o, lag) in enumerate(offsets_and_lags)
+    ]
+
+
+def test_consumer_status_follows_burrows_rules(spark):
+    rows = (
+        _status_rows(0, [(10, 5), (20, 0), (30, 5)])  # lag was zero in the window
+        + _status_rows(1, [(10, 5), (20, 6), (15, 9)])  # offset went back
+        + _status_rows(2, [(10, 5), (10, 6), (10, 7)])  # owned, offset never moves
+        + _status_rows(3, [(10, 5), (10, 6), (10, 7)], owner=None)  # nobody commits
+        + _status_rows(4, [(10, 5), (20, 6), (30, 7)])  # moving, lag never shrinks
+        + _status_rows(5, [(10, 7), (20, 6), (30, 5)])  # catching up
+    )
+    got = {
+        r["partition"]: r.asDict()
+        for r in consumer_status(offsets(spark, rows), DAY, intervals=3).collect()
+    }
+    assert {p: r["status"] for p, r in got.items()} == {
+        0: "OK",
+        1: "REWIND",
+        2: "STALL",
+        3: "STOP",
+        4: "WARN",
+        5: "OK",
+    }
+    assert got[1]["worst_status"] == "REWIND" and got[1]["worst_status_at"] == at(120)
+    assert got[1]["windows"] == 3 and got[1]["non_ok_windows"] == 2  # WARN, then REWIND
+    assert got[5]["current_lag"] == 5
+    # Burrow caps a group's status at ERR; the worst partition status is kept beside it.
+    assert {r["group_status"] for r in got.values()} == {"ERR"}
+    assert {r["group_worst_status"] for r in got.values()} == {"REWIND"}
+
+
+def test_consumer_status_windows_slide(spark):
+    # With 2-entry windows the early rewind (20 -> 15) has left the last window.
+    rows = _status_rows(0, [(20, 5), (15, 6), (25, 4), (30, 3)])
+    (r,) = consumer_status(offsets(spark, rows), DAY, intervals=2).collect()
+    assert (r["status"], r["worst_status"], r["group_status"]) == ("OK", "REWIND", "OK")
+
+
+def test_partition_flapping_counts_owner_changes_per_assignor(spark):
+    def owns(seq, member, *parts):
+        return {
+            "cluster": "c",
+            "group_id": "g",
+            "event_seq": seq,
+            "assignor": "observed",
+            "member_id": member,
+            "event_date": DAY,
+            "partitions": [{"topic": "t", "partition": p} for p in parts],
+        }
+
+    assignments = frame(
+        spark,
+        silver.TABLES["assignment_replay"],
+        [owns(1, "A", 0, 1), owns(2, "B", 0), owns(3, "A", 0, 1)],
+    )
+    events = frame(
+        spark,
+        silver.TABLES["rebalance_events"],
+        [{"cluster": "c", "group_id": "g", "event_seq": s, "event_date": DAY} for s in (1, 2, 3)],
+    )
+    got = partition_flapping(assignments, events).select(
+        "partition", "events", "owner_changes", "distinct_owners", "unowned_events"
+    )
+    want = spark.createDataFrame(
+        [(0, 3, 2, 2, 0), (1, 3, 0, 1, 1)],
+        "partition int, events int, owner_changes int, distinct_owners int, unowned_events int",
+    )
+    assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
+
+
+def _rollups(spark, per_assignor: dict[str, tuple]):
+    sticky = spark.createDataFrame(
+        [("c", "g", DAY, a, 3, p, s) for a, (p, _, _, s) in per_assignor.items()],
+        "cluster string, group_id string, date date, assignor string, events int,"
+        " paused_partitions long, stickiness double",
+    )
+    skewed = spark.createDataFrame(
+        [
+            ("c", "g", DAY, a, spread, lag_skew)
+            for a, (_, spread, lag_skew, _) in per_assignor.items()
+        ],
+        "cluster string, group_id string, date date, assignor string, max_count_spread int,"
+        " mean_lag_skew double",
+    )
+    return sticky, skewed
+
+
+def _declared(spark, strategy: str | None):
+    states = frame(
+        spark,
+        bronze.TABLES["group_states"],
+        [
+            {
+                "cluster": "c",
+                "group_id": "g",
+                "assignment_strategy": s,
+                "captured_at": at(t),
+                "capture_date": DAY,
+            }
+            for t, s in ((0, "roundrobin"), (60, strategy), (120, None))
+        ],
+    )
+    return declared_strategies(states)
+
+
+def test_recommendation_prefers_balance_then_fewer_pauses_then_lag_skew(spark):
+    sticky, skewed = _rollups(
+        spark,
+        {  # paused, max spread, mean lag skew, stickiness
+            "range": (10, 1, 1.5, 0.5),
+            "sticky": (10, 1, 1.2, 0.9),
+            "cooperative-sticky": (4, 2, 1.0, 0.9),  # fewest pauses but unbalanced
+            "observed": (12, 1, 1.6, 0.4),
+        },
+    )
+    (r,) = recommendations(sticky, skewed, _declared(spark, "range")).collect()
+    assert (r["declared_assignor"], r["recommended_assignor"], r["compared_with"]) == (
+        "range",
+        "sticky",
+        "range",
+    )
+    assert r["paused_partitions_delta"] == 0 and r["max_count_spread_delta"] == 0
+    assert r["mean_lag_skew_delta"] == pytest.approx(-0.3)
+    assert r["stickiness_delta"] == pytest.approx(0.4)
+    assert r["reason"].startswith(
+        "sticky over 3 rebalances: 10 paused partitions vs 10 under range"
+    )
+
+
+def test_recommendation_keeps_the_declared_assignor_on_a_tie(spark):
+    tie = (6, 1, 1.0, 1.0)
+    sticky, skewed = _rollups(spark, {"range": tie, "uniform": tie, "observed": tie})
+    (r,) = recommendations(sticky, skewed, _declared(spark, "uniform")).collect()
+    assert r["recommended_assignor"] == "uniform"
+    assert r["reason"] == "keep uniform: no replayed assignor does better"
+
+
+def test_recommendation_against_observed_when_the_declared_assignor_was_not_replayed(spark):
+    sticky, skewed = _rollups(
+        spark,
+        {"range": (6, 1, None, 0.5), "sticky": (6, 1, 1.1, 0.8), "observed": (9, 3, 2.0, 0.1)},
+    )
+    (r,) = recommendations(sticky, skewed, _declared(spark, "com.acme:Mine")).collect()
+    assert (r["recommended_assignor"], r["compared_with"]) == ("sticky", "observed")
+    assert r["paused_partitions_delta"] == -3 and r["max_count_spread_delta"] == -2
+
+
+def test_coordinator_partition_is_kafkas_abs_hash_mod_partitions(spark):
+    names = ["hello", "\U0001f600", "polygenelubricants", "billing-enricher-2", ""]
+    df = spark.createDataFrame([(n,) for n in names], "group_id string")
+    got = [r[0] for r in df.select(coordinator_partition("group_id", 50)).collect()]
+    # Java: "hello".hashCode() = 99162322; the emoji is two UTF-16 units -> 1772899;
+    # "polygenelubricants".hashCode() = Integer.MIN_VALUE, which Utils.abs maps to 0;
+    # billing-enricher-2's log lines name __consumer_offsets-41.
+    assert got == [22, 1772899 % 50, 0, 41, 0]
+
+
+def _log(event, seconds, generation=None, group="g", member=None, reason=None, line="", broker=1):
+    return {
+        "cluster": "c",
+        "broker": broker,
+        "logged_at": at(seconds),
+        "event": event,
+        "group_id": group,
+        "generation": generation,
+        "member_id": member,
+        "reason": reason,
+        "line": line,
+        "log_date": DAY,
+    }
+
+
+def test_rebalance_timeline_classic_and_consumer_protocol(spark):
+    lines = [
+        _log("prepare_rebalance", 0, 1, reason="member joined"),
+        _log("stabilized", 2.5, 2, line="Stabilized group g generation 2 with 3 members"),
+        _log("prepare_rebalance", 3600, 2, reason="removing member m on heartbeat expiration"),
+        _log(
+            "stabilized", 3601, 3, line="Stabilized group g generation 3 with 2 members", broker=2
+        ),
+        _log("member_left", 7200, group="h", member="m9"),
+        _log("member_left", 7200.05, group="h", member="m8"),
+        _log("epoch_bumped", 7200.1, 5, group="h"),
+        _log("target_assignment", 7200.3, 5, group="h", reason="uniform"),
+        _log("prepare_rebalance", 9000, 3, reason="leader rejoined"),  # never stabilized
+    ]
+    events = frame(spark, bronze.TABLES["coordinator_events"], lines)
+    got = rebalance_timeline(events, DAY, 50).select(
+        "group_id",
+        "generation",
+        "protocol",
+        "duration_ms",
+        "cause",
+        "members_before",
+        "members_after",
+        "coordinator_broker",
+    )
+    want = spark.createDataFrame(
+        [
+            ("g", 2, "classic", 2500, "member joined", None, 3, 1),
+            ("g", 3, "classic", 1000, "removing member m on heartbeat expiration", 3, 2, 1),
+            ("g", 4, "classic", None, "leader rejoined", 2, None, 1),
+            ("h", 5, "consumer", 200, "member_left x2", None, None, 1),
+        ],
+        "group_id string, generation int, protocol string, duration_ms long, cause string,"
+        " members_before int, members_after int, coordinator_broker int",
+    )
+    assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_gold_frames_cover_every_documented_column(spark):
+    assert set(gold.TABLES) == {
+        "stickiness",
+        "skew",
+        "lag_distribution",
+        "consumer_status",
+        "partition_flapping",
+        "recommendations",
+        "rebalance_timeline",
+    }
+    for schema in gold.TABLES.values():
+        assert schema.fieldNames()[:3] == ["cluster", "group_id", "date"]

@@ -1,0 +1,127 @@
+"""The nightly on data/sample end to end: every table, the report, and a re-run."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyspark.sql.functions as F
+import pytest
+from chispa import assert_df_equality
+
+from fleet_rebalance.config import Config
+from fleet_rebalance.pipeline import bronze, gold, silver
+from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
+from fleet_rebalance.storage import read_table
+
+pytestmark = pytest.mark.spark
+PROJECT = Path(__file__).resolve().parent.parent
+DAY = dt.date(2026, 11, 20)
+ALL_TABLES = {**bronze.TABLES, **silver.TABLES, **gold.TABLES}
+
+
+@pytest.fixture(scope="module")
+def nightly(spark, tmp_path_factory):
+    config = Config(
+        raw_root=str(PROJECT / "data" / "sample"),
+        warehouse=str(tmp_path_factory.mktemp("nightly-warehouse")),
+    )
+    run_steps(spark, config, DAY - dt.timedelta(days=1))  # the baseline day, as in production
+    first = run_steps(spark, config, DAY)
+    snapshot = {name: read_table(spark, config.table_path(name)).collect() for name in ALL_TABLES}
+    lines = report(spark, config, DAY)
+    return config, first, snapshot, lines
+
+
+def table(spark, config, name):
+    return read_table(spark, config.table_path(name))
+
+
+def test_every_table_has_its_documented_schema(spark, nightly):
+    config, *_ = nightly
+    for name, schema in ALL_TABLES.items():
+        got = [(f.name, f.dataType) for f in table(spark, config, name).schema.fields]
+        assert got == [(f.name, f.dataType) for f in schema.fields], name
+
+
+def test_gold_tables_have_sensible_content(spark, nightly):
+    config, counts, *_ = nightly
+    metrics = counts["metrics"]
+    assert all(metrics[name] > 0 for name in gold.TABLES), metrics
+    day = F.col("date") == F.lit(DAY)
+    events = table(spark, config, "rebalance_events").where(F.col("event_date") == F.lit(DAY))
+    groups_with_events = events.select("cluster", "group_id").distinct().count()
+    recs = table(spark, config, "recommendations").where(day)
+    assert recs.count() == groups_with_events
+    assert recs.where(F.col("recommended_assignor") == "observed").count() == 0
+    sticky = table(spark, config, "stickiness").where(day)
+    # Every replayed assignor sees each of a group's events; `observed` only those whose
+    # capture shows every member's assignment.
+    replayed = sticky.where(F.col("assignor") != "observed")
+    per_group = replayed.groupBy("cluster", "group_id").agg(F.countDistinct("events").alias("n"))
+    assert per_group.where("n != 1").count() == 0
+    assert replayed.agg(F.sum("events")).first()[0] == 5 * events.count()
+    eager = sticky.where(F.col("assignor") == "range").agg(F.sum("paused_partitions")).first()[0]
+    coop = sticky.where(F.col("assignor") == "cooperative-sticky")
+    assert coop.agg(F.sum("paused_partitions")).first()[0] < eager
+    timeline = table(spark, config, "rebalance_timeline").where(day)
+    # Each group's coordinator partition is the one its coordinator's log lines name.
+    logged = (
+        table(spark, config, "coordinator_events")
+        .select(
+            "cluster",
+            "group_id",
+            F.regexp_extract("line", r"(?:__consumer_offsets-|partition=)(\d+)", 1).alias("p"),
+        )
+        .where(F.col("p") != "")
+        .distinct()
+    )
+    mismatched = timeline.join(logged, ["cluster", "group_id"], how="inner").where(
+        F.col("p").cast("int") != F.col("coordinator_partition")
+    )
+    assert timeline.count() > 0 and mismatched.count() == 0
+    assert timeline.where(F.col("duration_ms") < 0).count() == 0
+    statuses = {r[0] for r in table(spark, config, "consumer_status").select("status").collect()}
+    assert statuses <= {"OK", "WARN", "STOP", "STALL", "REWIND"} and "OK" in statuses
+    lag = table(spark, config, "lag_distribution").where(day)
+    assert lag.where(F.col("lag_p50") > F.col("lag_p99")).count() == 0
+    assert (
+        lag.where(
+            F.aggregate("histogram", F.lit(0).cast("long"), lambda a, b: a + b) != F.col("samples")
+        ).count()
+        == 0
+    )
+
+
+def test_second_run_of_the_same_date_leaves_every_table_unchanged(spark, nightly):
+    config, _, snapshot, _ = nightly
+    run_steps(spark, config, DAY)
+    for name, rows in snapshot.items():
+        after = table(spark, config, name)
+        before = spark.createDataFrame(rows, after.schema)
+        assert_df_equality(after, before, ignore_row_order=True, underline_cells=True)
+
+
+def test_summary_and_report(nightly):
+    config, counts, _, lines = nightly
+    events = counts["replay"]["rebalance_events"]
+    assert lines[0].startswith(f"fleet_rebalance {DAY}: 18 groups analysed, {events} rebalances")
+    assert any(line.startswith("recommendations: cooperative-sticky") for line in lines)
+    html = (Path(config.warehouse) / "reports" / f"{DAY}.html").read_text(encoding="utf-8")
+    assert html.count("<svg") >= 7
+    assert "Rebalance timeline" in html and "billing-enricher-2" in html
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")  # self-contained
+
+
+def test_a_failing_step_is_named(spark, tmp_path):
+    config = Config(raw_root=str(tmp_path / "nothing"), warehouse=str(tmp_path / "w"))
+    with pytest.raises(
+        StepFailed, match=r"step ingest failed for 2026-11-20: raw_root .*: no such directory"
+    ):
+        run_steps(spark, config, DAY)
+
+
+def test_a_date_without_captures_fails_ingest(spark, tmp_path):
+    config = Config(raw_root=str(PROJECT / "data" / "sample"), warehouse=str(tmp_path / "w"))
+    with pytest.raises(StepFailed, match=r"no capture files for 2026-12-01 under .*sample"):
+        run_steps(spark, config, dt.date(2026, 12, 1))
