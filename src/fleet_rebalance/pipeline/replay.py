@@ -138,12 +138,23 @@ def capture_rows(spark: SparkSession, config: Config, run_date: dt.date) -> Data
 def lag_rows(
     spark: SparkSession, config: Config, run_date: dt.date, captures: DataFrame
 ) -> DataFrame:
-    """Per-partition lags of exactly the captures being replayed."""
+    """Per-partition lags of exactly the captures being replayed, trimmed to what the
+    replay reads: a lag of 0 (or unknown) adds nothing to any member's lag, so only
+    non-zero lags travel, plus one row per capture and topic carrying its highest
+    partition (lag null) for the partition count. Most partitions of a healthy fleet
+    sit at lag 0, so this ships a fraction of the offsets rows."""
     days = [run_date - dt.timedelta(days=1), run_date]
-    return (
+    offsets = (
         _table(spark, config, "offsets")
         .where(F.col("capture_date").isin(days))
         .select(*KEY, "topic", "partition", "lag")
+    )
+    highest = offsets.groupBy(*KEY, "topic").agg(
+        F.max("partition").alias("partition"), F.lit(None).cast("long").alias("lag")
+    )
+    return (
+        offsets.where(F.col("lag") != 0)
+        .unionByName(highest)
         .join(captures.select(*KEY).distinct(), on=KEY, how="left_semi")
     )
 
