@@ -186,6 +186,26 @@ def spark_submit_command(
     return command
 
 
+def link_driver_environment(venv: Path, cwd: Path) -> None:
+    """In client mode, make ./environment/bin/python resolve on the driver too.
+
+    Spark runs a Python Data Source's planning (our delta-rs writer's setup) in a Python
+    worker on the driver, with the executors' interpreter path; on a cluster that path
+    is ./environment/bin/python inside the shipped archive, which the driver's working
+    directory does not have. A symlink to this venv there fills the gap.
+    """
+    link = cwd / "environment"
+    if link.is_symlink() and link.resolve() == venv.resolve():
+        return
+    if link.exists() or link.is_symlink():
+        raise UsageError(
+            f"{link} exists and is not a link to {venv}: client mode on a cluster needs "
+            "./environment for the driver's Python workers; remove it or run from "
+            "another directory"
+        )
+    link.symlink_to(venv, target_is_directory=True)
+
+
 def pack_venv(venv: Path, archive: Path) -> None:
     """Ship the exact interpreter and packages to executors (Spark's venv-pack recipe)."""
     stamp = venv / ".fleet-installed"
@@ -233,6 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)
+            if launch.deploy_mode != "cluster":
+                link_driver_environment(venv, Path.cwd())
         command = spark_submit_command(
             launch, project, venv, master, delta_coordinates() if launch.delta_packages else None
         )
