@@ -31,3 +31,18 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def clean_nightly(spark, tmp_path_factory) -> Path:
+    """A warehouse holding one uninterrupted local nightly of data/sample for 2026-11-20
+    (no previous date), the reference that cluster and fault runs must reproduce."""
+    import datetime as dt
+
+    from fleet_rebalance.config import Config
+    from fleet_rebalance.pipeline.nightly import run_steps
+
+    warehouse = tmp_path_factory.mktemp("clean-nightly")
+    config = Config(raw_root=str(PROJECT / "data" / "sample"), warehouse=str(warehouse))
+    run_steps(spark, config, dt.date(2026, 11, 20))
+    return warehouse

@@ -1,0 +1,62 @@
+"""Faults while the nightly writes: a killed driver, two runs of one date at once, and
+stray or corrupt Parquet files under a table. The reference is one clean local run."""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from cluster_support import ALL_TABLES, assert_same_tables, kill_tree, nightly, write_conf
+from deltalake import DeltaTable
+
+from fleet_rebalance.storage import read_table, write_table
+
+pytestmark = pytest.mark.spark
+DAY = "2026-11-20"
+
+
+def _versions(warehouse) -> dict[str, int]:
+    return {name: DeltaTable(str(warehouse / name)).version() for name in ALL_TABLES}
+
+
+def test_driver_killed_during_the_final_writes(spark, tmp_path, clean_nightly):
+    warehouse = tmp_path / "wh"
+    shutil.copytree(clean_nightly, warehouse)
+    before = _versions(warehouse)
+    conf = write_conf(tmp_path, "wh")
+    # The first gold table is committed; the kill lands among the others' writes.
+    status, output = nightly(conf, DAY, at_line="stickiness: ", then=kill_tree)
+    assert status != 0 and "step 3/3 metrics done" not in output, output[-3000:]
+    after = _versions(warehouse)
+    assert after["stickiness"] == before["stickiness"] + 1
+    assert after["rebalance_timeline"] == before["rebalance_timeline"]  # never reached
+    # Every table reads at its last committed version, with the clean run's rows.
+    assert_same_tables(spark, warehouse, clean_nightly)
+    status, output = nightly(conf, DAY)
+    assert status == 0, output[-3000:]
+    assert_same_tables(spark, warehouse, clean_nightly)
+
+
+def test_two_nightlies_for_one_date_at_once(spark, tmp_path, clean_nightly):
+    conf = write_conf(tmp_path, "wh")
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda _: nightly(conf, DAY, master="local[1]"), range(2)))
+    for status, output in runs:
+        # Either run may lose a commit race; it must say so, not corrupt a table.
+        assert status == 0 or "conflict" in output.lower(), output[-3000:]
+    assert any(status == 0 for status, _ in runs)
+    assert_same_tables(spark, tmp_path / "wh", clean_nightly)
+
+
+def test_stray_parquet_is_ignored_and_a_corrupt_referenced_one_is_named(spark, tmp_path):
+    path = str(tmp_path / "t")
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id int, date string")
+    write_table(df, path, mode="overwrite", partition_by=("date",))
+    for stray in (tmp_path / "t" / "stray.parquet", tmp_path / "t" / "date=a" / "stray.parquet"):
+        stray.write_bytes(b"not parquet at all")
+    assert sorted(r["id"] for r in read_table(spark, path).collect()) == [1, 2]
+    referenced = next((tmp_path / "t" / "date=b").glob("*.parquet"))
+    referenced.write_bytes(b"PAR1 truncated")
+    with pytest.raises(Exception, match=referenced.name):
+        read_table(spark, path).collect()
