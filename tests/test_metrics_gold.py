@@ -441,3 +441,32 @@ def test_gold_frames_cover_every_documented_column(spark):
     }
     for schema in gold.TABLES.values():
         assert schema.fieldNames()[:3] == ["cluster", "group_id", "date"]
+
+
+def test_offset_samples_keep_one_file_per_group_capture(spark):
+    def row(source, partition, lag, group="g"):
+        return {
+            "cluster": "c",
+            "group_id": group,
+            "topic": "t",
+            "partition": partition,
+            "lag": lag,
+            "captured_at": at(0),
+            "capture_date": DAY,
+            "source_file": source,
+            "line_number": partition,
+        }
+
+    rows = [
+        row("a/offsets.txt", 0, 5),
+        row("a/offsets.txt", 1, 6),
+        row("a/export.jsonl", 0, 7),
+        row("a/export.jsonl", 1, 8),
+        row("a/export.jsonl", 0, 9, group="other"),
+    ]
+    got = offset_samples(frame(spark, bronze.TABLES["offsets"], rows))
+    assert sorted((r["group_id"], r["partition"], r["lag"]) for r in got.collect()) == [
+        ("g", 0, 5),
+        ("g", 1, 6),
+        ("other", 0, 9),  # offsets.txt sorts after export.jsonl
+    ]

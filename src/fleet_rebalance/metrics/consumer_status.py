@@ -47,14 +47,16 @@ def window_status(samples: DataFrame, intervals: int) -> DataFrame:
     """One row per committed sample: its window's Burrow status."""
     by_time = Window.partitionBy(*PARTITION).orderBy("captured_at")
     committed = samples.where(F.col("current_offset").isNotNull() & F.col("lag").isNotNull())
-    changed = F.coalesce(
-        F.col("current_offset") != F.lag("current_offset").over(by_time), F.lit(True)
-    )
-    run = Window.partitionBy(*PARTITION, "run").orderBy("captured_at")
+    previous = F.lag("current_offset").over(by_time)
     seconds = F.unix_micros("captured_at") / 1_000_000
+    changed = previous.isNull() | (F.col("current_offset") != previous)
+    # One window order for everything: since = when the offset last changed.
+    since = F.max(F.when(F.col("_changed"), seconds)).over(
+        by_time.rowsBetween(Window.unboundedPreceding, 0)
+    )
     entries = (
-        committed.withColumn("run", F.sum(changed.cast("int")).over(by_time))
-        .withColumn("since", F.first(seconds).over(run))
+        committed.withColumn("_changed", changed)
+        .withColumn("since", since)
         .withColumn(
             "ts", F.when(F.col("consumer_id").isNotNull(), seconds).otherwise(F.col("since"))
         )

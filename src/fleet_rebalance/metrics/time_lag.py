@@ -13,10 +13,11 @@ not go backwards in offset; so does this. For a committed offset c captured at `
 Because accepted points rise in both time and offset, "the newest bracketing pair" is
 left = the last point with offset <= c among points at or before now, right = the
 point after it; both are found with running counts, so no sample is compared with
-every point. The table is the run date's captures plus the previous date's (Lag
-Exporter runs continuously, so it would have them); Lag Exporter's 60-point sliding
-window only bounds its memory and is not applied. A flat table (every point at the same
-offset) gives no slope to extrapolate along: null, where Lag Exporter reports infinity.
+every point, and the table (a row per partition and capture) is broadcast. The table
+is the run date's captures plus the previous date's (Lag Exporter runs continuously,
+so it would have them); Lag Exporter's 60-point sliding window only bounds its memory
+and is not applied. A flat table (every point at the same offset) gives no slope to
+extrapolate along: null, where Lag Exporter reports infinity.
 """
 
 from __future__ import annotations
@@ -57,35 +58,29 @@ def time_lags(samples: DataFrame, history: DataFrame) -> DataFrame:
         *TP, F.col("n_at").alias("seq"), _seconds(F.col("captured_at")).alias("t"), "offset"
     )
     at = points.select(*TP, "captured_at", F.col("n_at").alias("n_now"))
-    committed = samples.where(F.col("current_offset").isNotNull())
-    # Accepted points with offset <= c, counted by sorting points before samples.
+    # Accepted points with offset <= c, counted by sorting points before samples in one
+    # pass that carries the samples' own columns (no join back to 'samples').
     by_offset = (
-        Window.partitionBy(*TP).orderBy("v", "is_sample").rowsBetween(Window.unboundedPreceding, 0)
+        Window.partitionBy(*TP)
+        .orderBy("_v", "_is_sample")
+        .rowsBetween(Window.unboundedPreceding, 0)
     )
     ranked = (
-        table.select(*TP, F.col("offset").alias("v"), F.lit(0).alias("is_sample"))
+        table.select(*TP, F.col("offset").alias("_v"), F.lit(0).alias("_is_sample"))
         .unionByName(
-            committed.select(
-                *TP,
-                "group_id",
-                "captured_at",
-                F.col("current_offset").alias("v"),
-                F.lit(1).alias("is_sample"),
-            ),
+            samples.withColumn("_v", F.col("current_offset")).withColumn("_is_sample", F.lit(1)),
             allowMissingColumns=True,
         )
-        .withColumn("n_le", F.sum(1 - F.col("is_sample")).over(by_offset))
-        .where("is_sample = 1")
-        .select(*TP, "group_id", "captured_at", "n_le")
+        .withColumn("n_le", F.sum(1 - F.col("_is_sample")).over(by_offset))
+        .where("_is_sample = 1")
+        .drop("_v", "_is_sample")
     )
-    key = [*TP, "group_id", "captured_at"]
-
     c = F.col("current_offset")
     left_seq = F.least("n_now", "n_le")
     extrapolated = left_seq == 0
+    # The lookup table has a row per partition and capture: small enough to broadcast.
     located = (
-        samples.join(at, [*TP, "captured_at"], "left")
-        .join(ranked, key, "left")
+        ranked.join(F.broadcast(at), [*TP, "captured_at"], "left")
         .withColumn("time_lag_extrapolated", extrapolated & (F.col("n_now") >= 2))
         .withColumn("l_want", F.when(extrapolated, 1).otherwise(left_seq))
         .withColumn("r_want", F.when(extrapolated, F.col("n_now")).otherwise(left_seq + 1))
@@ -120,4 +115,6 @@ def _attach(frame: DataFrame, table: DataFrame, alias: str, want: str) -> DataFr
     on = F.col(f"{alias}_seq") == F.col(want)
     for k in TP:
         on = on & (F.col(k) == F.col(f"{alias}_{k}"))
-    return frame.join(point, on, "left").drop(*[f"{alias}_{k}" for k in TP], f"{alias}_seq")
+    return frame.join(F.broadcast(point), on, "left").drop(
+        *[f"{alias}_{k}" for k in TP], f"{alias}_seq"
+    )

@@ -8,6 +8,7 @@ import math
 import time
 
 import pyspark.sql.functions as F
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
@@ -26,14 +27,23 @@ log = logging.getLogger("fleet_rebalance.metrics")
 ROWS_PER_FILE = 1_000_000
 
 
-def gold_frames(spark: SparkSession, config: Config, run_date: dt.date) -> dict[str, DataFrame]:
-    """Every gold table of run_date as a DataFrame in its documented schema (lazy)."""
+def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    """The run date's and the previous date's offsets samples: what every lag metric reads."""
+    days = [run_date - dt.timedelta(days=1), run_date]
+    offsets = read_table(spark, config.table_path("offsets"))
+    return offset_samples(offsets.where(F.col("capture_date").isin(days)))
+
+
+def gold_frames(
+    spark: SparkSession, config: Config, run_date: dt.date, samples: DataFrame
+) -> dict[str, DataFrame]:
+    """Every gold table of run_date as a DataFrame in its documented schema (lazy);
+    `samples` is offset_history's (persist it: three tables read it)."""
 
     def table(name: str) -> DataFrame:
         return read_table(spark, config.table_path(name))
 
     days = [run_date - dt.timedelta(days=1), run_date]
-    samples = offset_samples(table("offsets").where(F.col("capture_date").isin(days)))
     today = samples.where(F.col("capture_date") == F.lit(run_date))
     replayed = table("replay_metrics").where(F.col("event_date") == F.lit(run_date))
     sticky, skewed = stickiness(replayed), skew(replayed)
@@ -63,21 +73,34 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if run_date is None:
         raise ValueError("metrics runs one date at a time: pass --date")
     counts: dict[str, int] = {}
-    for name, frame in gold_frames(spark, config, run_date).items():
-        started = time.monotonic()
-        frame = frame.persist()
-        try:
-            counts[name] = frame.count()
-            write_table(
-                frame.coalesce(max(1, math.ceil(counts[name] / ROWS_PER_FILE))),
-                config.table_path(name),
-                mode="overwrite",
-                partition_by=("date",),
-                replace_where={"date": run_date},
+    samples = offset_history(spark, config, run_date).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        for name, frame in gold_frames(spark, config, run_date, samples).items():
+            started = time.monotonic()
+            counts[name] = _write(frame, config.table_path(name), run_date)
+            log.info(
+                "%s: %d rows for %s in %.1fs",
+                name,
+                counts[name],
+                run_date,
+                time.monotonic() - started,
             )
-        finally:
-            frame.unpersist()
-        log.info(
-            "%s: %d rows for %s in %.1fs", name, counts[name], run_date, time.monotonic() - started
-        )
+    finally:
+        samples.unpersist()
     return counts
+
+
+def _write(frame: DataFrame, path: str, run_date: dt.date) -> int:
+    frame = frame.persist()
+    try:
+        rows = frame.count()
+        write_table(
+            frame.coalesce(max(1, math.ceil(rows / ROWS_PER_FILE))),
+            path,
+            mode="overwrite",
+            partition_by=("date",),
+            replace_where={"date": run_date},
+        )
+    finally:
+        frame.unpersist()
+    return rows
