@@ -13,7 +13,8 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, Window
 
-OBSERVED = "observed"
+from fleet_rebalance.replay.engine import OBSERVED
+
 GROUP = ["cluster", "group_id", "date"]
 COMPARED = ["paused_partitions", "max_count_spread", "mean_lag_skew", "stickiness"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import time
 
 import pyspark.sql.functions as F
@@ -21,10 +20,10 @@ from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.time_lag import time_lags
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
-from fleet_rebalance.storage import read_table, write_table
+from fleet_rebalance.pipeline.writes import replace_date
+from fleet_rebalance.storage import read_table
 
 log = logging.getLogger("fleet_rebalance.metrics")
-ROWS_PER_FILE = 1_000_000
 
 
 def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
@@ -94,13 +93,7 @@ def _write(frame: DataFrame, path: str, run_date: dt.date) -> int:
     frame = frame.persist()
     try:
         rows = frame.count()
-        write_table(
-            frame.coalesce(max(1, math.ceil(rows / ROWS_PER_FILE))),
-            path,
-            mode="overwrite",
-            partition_by=("date",),
-            replace_where={"date": run_date},
-        )
+        replace_date(frame, path, "date", run_date, rows)
     finally:
         frame.unpersist()
     return rows

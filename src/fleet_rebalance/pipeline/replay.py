@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import time
 from functools import partial
 from pathlib import Path
@@ -21,13 +20,13 @@ from pyspark.sql import DataFrame, SparkSession, Window
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import silver
+from fleet_rebalance.pipeline.writes import replace_date
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.group import TopicHistory, replay_group
-from fleet_rebalance.storage import read_table, write_table
+from fleet_rebalance.storage import read_table
 
 log = logging.getLogger("fleet_rebalance.replay")
 KEY = ["cluster", "group_id", "captured_at"]
-ROWS_PER_FILE = 1_000_000
 
 
 def run(
@@ -57,22 +56,11 @@ def run(
     try:
         counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
         for name, table_schema in silver.TABLES.items():
-            # Files of about ROWS_PER_FILE rows: a write task per shuffle partition would
-            # leave many tiny files (and pay a Python worker each) for small outputs.
-            files = max(1, math.ceil(counts.get(name, 0) / ROWS_PER_FILE))
-            frame = (
-                result.where(F.col("_table") == name)
-                .select(*[F.col(f.name).cast(f.dataType) for f in table_schema.fields])
-                .coalesce(files)
-            )
-            write_table(
-                frame,
-                config.table_path(name),
-                mode="overwrite",
-                partition_by=("event_date",),
-                replace_where={"event_date": run_date},
+            frame = result.where(F.col("_table") == name).select(
+                *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
             )
             counts.setdefault(name, 0)
+            replace_date(frame, config.table_path(name), "event_date", run_date, counts[name])
     finally:
         result.unpersist()
     log.info(

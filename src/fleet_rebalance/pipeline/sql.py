@@ -42,7 +42,11 @@ def print_result(df: DataFrame, fmt: str, max_rows: int, out: TextIO = sys.stdou
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(columns)
-        return sum(1 for row in _rows(df) if writer.writerow(_plain(row)) or True)
+        count = 0
+        for row in _rows(df):
+            writer.writerow(_plain(row))
+            count += 1
+        return count
     if fmt == "json":
         count = 0
         for row in _rows(df):

@@ -14,9 +14,8 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
+from fleet_rebalance.replay.engine import OBSERVED
 from fleet_rebalance.storage import read_table
-
-OBSERVED = "observed"
 
 
 @dataclass
