@@ -160,6 +160,10 @@ def main() -> int:
                     start=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
                     hours=24,
                     interval_minutes=args.interval_minutes,
+                    # The shape: ~12 partitions per group, each topic read by
+                    # a few groups (so work per group does not grow with the fleet).
+                    topics_per_group=(1, 1, 1, 2),
+                    groups_per_topic=3,
                 )
                 written = write_fleet(spec, raw)
                 print(f"{size} groups: generated {written} in {time.monotonic() - t0:.0f}s")

@@ -42,6 +42,8 @@ def main() -> int:
             hours=26,
             start=dt.datetime(2026, 11, 19, 22, tzinfo=dt.UTC),
             interval_minutes=args.interval_minutes,
+            topics_per_group=(1, 1, 1, 2),  # the fleet shape of benchmarks/end_to_end.py
+            groups_per_topic=3,
         )
         write_fleet(spec, root / "raw")
         config = Config(

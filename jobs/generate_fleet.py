@@ -34,6 +34,12 @@ def main() -> int:
         help="topics per cluster (plus one regex-matched topic)",
     )
     parser.add_argument(
+        "--groups-per-topic",
+        type=int,
+        default=defaults.groups_per_topic,
+        help="add topics until each is read by about this many groups (0: no topics added)",
+    )
+    parser.add_argument(
         "--start",
         default=defaults.start.strftime("%Y-%m-%dT%H:%MZ"),
         help="first capture time, UTC (default %(default)s)",
@@ -48,6 +54,7 @@ def main() -> int:
         clusters=args.clusters,
         groups_per_cluster=args.groups,
         topics_per_cluster=args.topics,
+        groups_per_topic=args.groups_per_topic,
         start=start,
         hours=args.hours,
         interval_minutes=args.interval_minutes,

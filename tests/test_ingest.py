@@ -16,10 +16,7 @@ from deltalake import DeltaTable
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import bronze, ingest
-from fleet_rebalance.pipeline.members_enrichment import (
-    with_inferred_subscriptions,
-    with_resolved_topicless_assignments,
-)
+from fleet_rebalance.pipeline.members_enrichment import enrich_members
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark
@@ -205,9 +202,7 @@ def test_enrichment_transforms_on_tiny_frames(spark):
         "cluster string, group_id string, consumer_id string, captured_at timestamp, "
         "topic string, partition int",
     )
-    result = with_inferred_subscriptions(
-        with_resolved_topicless_assignments(members, offsets), offsets
-    )
+    result = enrich_members(members, offsets)
     rows = {r["consumer_id"]: r for r in result.collect()}
     assert [tuple(a) for a in rows["m1"]["assignment"]] == [("t", 0), ("u", 2)]
     assert rows["m2"]["assignment"] is None  # (1,5) but offsets only show partition 1
@@ -216,7 +211,7 @@ def test_enrichment_transforms_on_tiny_frames(spark):
         True,
     )
     assert (rows["m3"]["subscription"], rows["m3"]["subscription_inferred"]) == (["t"], False)
-    unknown = with_inferred_subscriptions(members.limit(1), offsets.limit(0)).collect()[0]
+    unknown = enrich_members(members.limit(1), offsets.limit(0)).collect()[0]
     assert (unknown["subscription"], unknown["subscription_inferred"]) == (None, None)
     assert "assignment_groups" not in result.columns
 

@@ -7,7 +7,7 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet_rebalance.assignors import TopicPartition, get_assignor
+from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 from fleet_rebalance.replay.engine import OBSERVED, replay_events
 from fleet_rebalance.replay.events import classify, derive_events
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
@@ -170,9 +170,34 @@ def test_accounting_stickiness_and_pauses(history):
         else:
             assert row["paused_partitions"] == row["partition_count"] - row["kept"]
     for event in events[1:]:
-        sticky, roundrobin = (
-            metrics(rows, "sticky", event.seq),
-            metrics(rows, "roundrobin", event.seq),
-        )
-        assert sticky["kept"] >= roundrobin["kept"] or event.trigger == "initial"
+        # Each assignor carries its own state, so per-event kept counts of two assignors
+        # start from different assignments and are not comparable (see the test below).
+        # What holds: when members only leave, sticky moves nothing between survivors.
+        if event.trigger == "member_left":
+            assert metrics(rows, "sticky", event.seq)["reassigned"] == 0
     assert not [r for r in rows if r.table == "replay_errors"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.integers(1, 8),
+    st.integers(1, 8),
+    st.integers(0, 12),
+    st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_sticky_keeps_at_least_what_roundrobin_keeps_from_the_same_assignment(
+    x, y, joiners, stays
+):
+    """Member churn from one shared previous assignment (sticky's own, balanced)."""
+    counts = {"x": x, "y": y}
+    sticky, roundrobin = get_assignor("sticky"), get_assignor("roundrobin")
+    before = [f"m{i}" for i in range(8)]
+    previous = sticky.assign(counts, {m: Subscription(["x", "y"]) for m in before})
+    after = [m for m, stay in zip(before, stays, strict=True) if stay]
+    after += [f"new{i}" for i in range(joiners)] or ([] if after else ["new0"])
+    subs = {m: Subscription(["x", "y"], previous.get(m, [])) for m in after}
+
+    def kept(result):
+        return sum(len(set(result[m]) & set(previous.get(m, []))) for m in after)
+
+    assert kept(sticky.assign(counts, subs)) >= kept(roundrobin.assign(counts, subs))

@@ -14,6 +14,7 @@ from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
 KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl")
 BINARY_SHARE = 0.1  # more NUL/control bytes than this: not a text capture
+CONTROL_BYTES = bytes([*range(9), *range(14, 32)])  # tab, newlines, FF and CR are text
 
 
 def detect_kind(text_lines: list[str]) -> str | None:
@@ -44,7 +45,8 @@ def parse_capture(
         result = ParseResult(kind="unknown", status=FAILED_CAPTURE)
         result.reject(None, "", "empty capture file (failed capture: a gap, not 'no groups')")
         return result
-    control = sum(1 for b in data[:65536] if b < 9 or 13 < b < 32)
+    head = data[:65536]
+    control = len(head) - len(head.translate(None, CONTROL_BYTES))
     if control > BINARY_SHARE * min(len(data), 65536):
         result = ParseResult(kind="unknown", status=REJECTED)
         result.reject(

@@ -48,10 +48,40 @@ class FleetSpec:
     clusters: int = 3
     groups_per_cluster: int = 6
     topics_per_cluster: int = 5
+    # How many topics each group reads, drawn uniformly from this tuple.
+    topics_per_group: tuple[int, ...] = (1, 1, 2, 3)
+    # 0: every group picks from the same topics_per_cluster topics (the small sample).
+    # n: the cluster gets enough topics that each is read by about n groups, as in real
+    # fleets, so a partition expansion rebalances a few groups, not a fixed share of all.
+    groups_per_topic: int = 0
     start: dt.datetime = dt.datetime(2026, 11, 19, 22, 0, tzinfo=dt.UTC)
     hours: float = 12.0
     interval_minutes: int = 20
     seed: int = 20261120
+
+
+BASE_TOPICS = (
+    "orders",
+    "payments",
+    "clickstream",
+    "audit",
+    "inventory",
+    "shipments",
+    "emails",
+    "metrics",
+)
+
+
+def topic_names_for(spec: FleetSpec) -> list[str]:
+    count = spec.topics_per_cluster
+    if spec.groups_per_topic:
+        reads = spec.groups_per_cluster * sum(spec.topics_per_group) / len(spec.topics_per_group)
+        count = max(count, math.ceil(reads / spec.groups_per_topic))
+    return [
+        BASE_TOPICS[i % len(BASE_TOPICS)]
+        + (f"-{i // len(BASE_TOPICS)}" if i >= len(BASE_TOPICS) else "")
+        for i in range(count)
+    ]
 
 
 @dataclass
@@ -107,16 +137,7 @@ class Fleet:
         version = VERSIONS[index % len(VERSIONS)]
         name = ("prod-east", "prod-west", "lab")[index] if index < 3 else f"cluster-{index}"
         brokers = {b: f"az{b % 3 + 1}" for b in range(1, 4 + index % 3)}
-        topic_names = [
-            "orders",
-            "payments",
-            "clickstream",
-            "audit",
-            "inventory",
-            "shipments",
-            "emails",
-            "metrics",
-        ][: self.spec.topics_per_cluster]
+        topic_names = topic_names_for(self.spec)
         topics = {t: self.rng.choice([3, 6, 6, 8, 12, 12, 24]) for t in topic_names}
         topics[f"{REGEX_PREFIX}web"] = 6
         cluster = Cluster(
@@ -143,7 +164,9 @@ class Fleet:
         topics = (
             [t for t in cluster.topics if t.startswith(REGEX_PREFIX)]
             if profile == "regex_new_topic"
-            else self.rng.sample(plain, self.rng.choice([1, 1, 2, 3]))
+            else self.rng.sample(
+                plain, min(len(plain), self.rng.choice(self.spec.topics_per_group))
+            )
         )
         name = (
             f"{self.rng.choice(['orders', 'billing', 'search', 'fraud', 'audit'])}-"

@@ -1,8 +1,9 @@
 """One offsets row per (cluster, group, topic, partition, capture): the unit every lag
 metric counts. Two files of one capture that both describe a group (a text view and a
 jsonl export) would otherwise count it twice; the file whose path sorts last wins,
-deterministically, for the whole group. Only such rival files are collected (normally
-none), so the offsets themselves are filtered without a shuffle."""
+deterministically, for the whole group. Only the group captures with rival files
+(normally none) are broadcast, so the offsets themselves are filtered without a
+shuffle."""
 
 from __future__ import annotations
 
@@ -16,15 +17,23 @@ GROUP_CAPTURE = ["cluster", "group_id", "captured_at"]
 
 def offset_samples(offsets: DataFrame) -> DataFrame:
     valid = offsets.where(F.col("partition").isNotNull() & F.col("topic").isNotNull())
-    rivals = (
+    # Two files for one group capture show up as two different file hashes: a hash
+    # aggregate over longs, no sort of the offsets. Only those (rare) captures go on to
+    # pick the winning file by name.
+    file_hash = F.xxhash64("source_file")
+    contested = (
         valid.groupBy(*GROUP_CAPTURE)
-        .agg(F.max("source_file").alias("_winner"), F.collect_set("source_file").alias("_files"))
-        .where(F.size("_files") > 1)
-        .select(
-            *GROUP_CAPTURE,
-            F.explode(F.array_remove("_files", F.col("_winner"))).alias("source_file"),
-        )
+        .agg(F.min(file_hash).alias("_lo"), F.max(file_hash).alias("_hi"))
+        .where(F.col("_lo") != F.col("_hi"))
+        .select(*GROUP_CAPTURE)
     )
-    return valid.join(rivals, [*GROUP_CAPTURE, "source_file"], "left_anti").select(
-        *SAMPLE_KEY, *VALUES
+    winners = (
+        valid.join(F.broadcast(contested), GROUP_CAPTURE, "left_semi")
+        .groupBy(*GROUP_CAPTURE)
+        .agg(F.max("source_file").alias("_winner"))
+    )
+    return (
+        valid.join(F.broadcast(winners), GROUP_CAPTURE, "left")
+        .where(F.col("_winner").isNull() | (F.col("source_file") == F.col("_winner")))
+        .select(*SAMPLE_KEY, *VALUES)
     )

@@ -10,14 +10,17 @@ not go backwards in offset; so does this. For a committed offset c captured at `
   oldest point, extrapolate along the line from the oldest to the newest point;
 - time lag = max(0, now - that moment), in seconds.
 
-Because accepted points rise in both time and offset, "the newest bracketing pair" is
-left = the last point with offset <= c among points at or before now, right = the
-point after it; both are found with running counts, so no sample is compared with
-every point, and the table (a row per partition and capture) is broadcast. The table
-is the run date's captures plus the previous date's (Lag Exporter runs continuously,
-so it would have them); Lag Exporter's 60-point sliding window only bounds its memory
-and is not applied. A flat table (every point at the same offset) gives no slope to
-extrapolate along: null, where Lag Exporter reports infinity.
+Because accepted points rise in both time and offset, the points with offset <= c are
+a prefix of the table: "the newest bracketing pair" is the last point with offset <= c
+(which carries the point after it), found by sorting the partition's points and samples
+together by offset; the newest point as of `now` and the oldest point come from a
+second sort by time. Points and samples are partitioned by topic partition once, and no sample is
+compared with every point, joined or broadcast, so the cost grows with the rows. The
+table is the run date's captures plus the previous date's (Lag Exporter runs
+continuously, so it would have them); Lag Exporter's 60-point sliding window only
+bounds its memory and is not applied. A flat table (every point at the same offset)
+gives no slope to extrapolate along: null, where Lag Exporter reports infinity. A
+sample whose capture has no log-end offset for its partition is null too.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ TP = ["cluster", "topic", "partition"]
 
 
 def log_end_points(samples: DataFrame) -> DataFrame:
-    """Every capture of every partition with `n_at`: accepted points at or before it;
-    rows where `accepted` are the lookup table, `seq` numbering them from 1."""
-    by_time = Window.partitionBy(*TP).orderBy("captured_at")
-    earlier = by_time.rowsBetween(Window.unboundedPreceding, -1)
+    """Every capture of every partition with its log end as `offset`; rows where
+    `accepted` (not below an earlier point) are the lookup table."""
+    earlier = (
+        Window.partitionBy(*TP).orderBy("captured_at").rowsBetween(Window.unboundedPreceding, -1)
+    )
     points = (
         samples.where(F.col("log_end_offset").isNotNull())
         .groupBy(*TP, "captured_at")
@@ -40,9 +44,7 @@ def log_end_points(samples: DataFrame) -> DataFrame:
     )
     high = F.max("offset").over(earlier)
     accepted = high.isNull() | (F.col("offset") >= high)
-    return points.withColumn("accepted", accepted).withColumn(
-        "n_at", F.sum(F.col("accepted").cast("int")).over(by_time)
-    )
+    return points.withColumn("accepted", accepted)
 
 
 def _seconds(ts: F.Column) -> F.Column:
@@ -54,67 +56,74 @@ def time_lags(samples: DataFrame, history: DataFrame) -> DataFrame:
     `time_lag_extrapolated`; `history` holds the offsets samples the table is built from
     (a superset of `samples`' captures)."""
     points = log_end_points(history)
-    table = points.where("accepted").select(
-        *TP, F.col("n_at").alias("seq"), _seconds(F.col("captured_at")).alias("t"), "offset"
-    )
-    at = points.select(*TP, "captured_at", F.col("n_at").alias("n_now"))
-    # Accepted points with offset <= c, counted by sorting points before samples in one
-    # pass that carries the samples' own columns (no join back to 'samples').
-    by_offset = (
+    # Each table point carries the next one (the nearest later accepted point, from a
+    # growing frame: Spark re-scans look-ahead frames for every row).
+    later = (
         Window.partitionBy(*TP)
-        .orderBy("_v", "_is_sample")
+        .orderBy(F.desc("captured_at"))
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    accepted = F.col("accepted")
+    t = _seconds(F.col("captured_at"))
+    point = F.struct(
+        t.alias("t"),
+        F.col("offset").alias("o"),
+        F.last(F.when(accepted, t), True).over(later).alias("_nt"),
+        F.last(F.when(accepted, F.col("offset")), True).over(later).alias("_no"),
+    )
+    table = points.select(
+        *TP,
+        "captured_at",
+        F.col("offset").alias("_v"),
+        F.when(accepted, point).alias("_p"),
+        F.lit(0).alias("_kind"),
+    )
+    rows = table.unionByName(
+        samples.withColumn("_v", F.col("current_offset")).withColumn("_kind", F.lit(1)),
+        allowMissingColumns=True,
+    )
+    # Points sort before samples at the same offset (offset <= c) and at the same time
+    # (at or before now); among equal offsets the older point first, as in the table.
+    upto = (
+        Window.partitionBy(*TP)
+        .orderBy("_v", "_kind", "captured_at")
         .rowsBetween(Window.unboundedPreceding, 0)
     )
-    ranked = (
-        table.select(*TP, F.col("offset").alias("_v"), F.lit(0).alias("_is_sample"))
-        .unionByName(
-            samples.withColumn("_v", F.col("current_offset")).withColumn("_is_sample", F.lit(1)),
-            allowMissingColumns=True,
-        )
-        .withColumn("n_le", F.sum(1 - F.col("_is_sample")).over(by_offset))
-        .where("_is_sample = 1")
-        .drop("_v", "_is_sample")
+    until_now = (
+        Window.partitionBy(*TP)
+        .orderBy("captured_at", "_kind")
+        .rowsBetween(Window.unboundedPreceding, 0)
     )
+    point_at = F.when(F.col("_kind") == 0, F.col("captured_at"))
+    located = rows.select(
+        "*",
+        F.last("_p", True).over(upto).alias("_left"),
+        F.first("_p", True).over(until_now).alias("_first"),
+        F.last("_p", True).over(until_now).alias("_last"),
+        F.count("_p").over(until_now).alias("_n_now"),
+        F.last(point_at, True).over(until_now).alias("_point_at"),
+    ).where(F.col("_kind") == 1)
     c = F.col("current_offset")
-    left_seq = F.least("n_now", "n_le")
-    extrapolated = left_seq == 0
-    # The lookup table has a row per partition and capture: small enough to broadcast.
-    located = (
-        ranked.join(F.broadcast(at), [*TP, "captured_at"], "left")
-        .withColumn("time_lag_extrapolated", extrapolated & (F.col("n_now") >= 2))
-        .withColumn("l_want", F.when(extrapolated, 1).otherwise(left_seq))
-        .withColumn("r_want", F.when(extrapolated, F.col("n_now")).otherwise(left_seq + 1))
-    )
-    for alias, want in (("last", "n_now"), ("l", "l_want"), ("r", "r_want")):
-        located = _attach(located, table, alias, want)
-    dy = F.col("r_o") - F.col("l_o")
-    moment = F.col("r_t") - (F.col("r_o") - c) * (F.col("r_t") - F.col("l_t")) / dy
+    # No table point with offset <= c: extrapolate from the oldest to the newest.
+    extrapolated = F.col("_left").isNull()
+    l_t = F.when(extrapolated, F.col("_first.t")).otherwise(F.col("_left.t"))
+    l_o = F.when(extrapolated, F.col("_first.o")).otherwise(F.col("_left.o"))
+    r_t = F.when(extrapolated, F.col("_last.t")).otherwise(F.col("_left._nt"))
+    r_o = F.when(extrapolated, F.col("_last.o")).otherwise(F.col("_left._no"))
+    dy = r_o - l_o
+    moment = r_t - (r_o - c) * (r_t - l_t) / dy
+    last_o = F.col("_last.o")
     lag = (
-        F.when(c.isNull() | F.col("last_o").isNull(), None)
-        .when(c >= F.col("last_o"), F.lit(0.0))
-        .when((F.col("n_now") < 2) | dy.isNull() | (dy <= 0), None)
+        F.when(c.isNull() | last_o.isNull(), None)
+        .when(F.col("_point_at") != F.col("captured_at"), None)
+        .when(c >= last_o, F.lit(0.0))
+        .when((F.col("_n_now") < 2) | dy.isNull() | (dy <= 0), None)
         .otherwise(F.greatest(F.lit(0.0), _seconds(F.col("captured_at")) - moment))
     )
     return located.select(
         *samples.columns,
         lag.cast("double").alias("time_lag_seconds"),
-        F.when(lag.isNotNull() & (c < F.col("last_o")), F.col("time_lag_extrapolated"))
-        .otherwise(F.lit(False))
-        .alias("time_lag_extrapolated"),
-    )
-
-
-def _attach(frame: DataFrame, table: DataFrame, alias: str, want: str) -> DataFrame:
-    """`frame` with the table point numbered `want` as {alias}_t and {alias}_o."""
-    point = table.select(
-        *[F.col(k).alias(f"{alias}_{k}") for k in TP],
-        F.col("seq").alias(f"{alias}_seq"),
-        F.col("t").alias(f"{alias}_t"),
-        F.col("offset").alias(f"{alias}_o"),
-    )
-    on = F.col(f"{alias}_seq") == F.col(want)
-    for k in TP:
-        on = on & (F.col(k) == F.col(f"{alias}_{k}"))
-    return frame.join(F.broadcast(point), on, "left").drop(
-        *[f"{alias}_{k}" for k in TP], f"{alias}_seq"
+        (lag.isNotNull() & (c < last_o) & extrapolated & (F.col("_n_now") >= 2)).alias(
+            "time_lag_extrapolated"
+        ),
     )

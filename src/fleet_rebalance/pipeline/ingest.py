@@ -9,12 +9,13 @@ task (a capture's header lines give its rows their meaning).
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import heapq
 import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,7 @@ from fleet_rebalance.capture.paths import parse_capture_path
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze
 from fleet_rebalance.pipeline.ingest_files import RawFile, discover, files_for, sha256_of
-from fleet_rebalance.pipeline.members_enrichment import (
-    with_inferred_subscriptions,
-    with_resolved_topicless_assignments,
-)
+from fleet_rebalance.pipeline.members_enrichment import enrich_members
 from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.engine import RUN_ID_KEY
 
@@ -118,10 +116,9 @@ def _unchanged(
 
 
 def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile]]) -> DataFrame:
-    tasks = [(f.relative, day) for day, chosen in todo.items() for f in chosen]
-    files = spark.createDataFrame(tasks, "relative string, run_date date")
+    tasks = [(f, day) for day, chosen in todo.items() for f in chosen]
     schema = bronze.union_schema()
-    parse = partial(
+    parse = functools.partial(
         _parse_partition,
         raw_root=config.raw_root,
         path_pattern=config.capture.path_pattern,
@@ -129,10 +126,26 @@ def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile
         schema=schema,
     )
     # Whole files per task (a capture's headers give its rows meaning), several per task:
-    # hundreds of tiny tasks would cost more in scheduling than the parsing itself.
-    slices = max(1, min(len(tasks), 2 * spark.sparkContext.defaultParallelism))
-    log.info("parsing %d file(s) in %d task(s)", len(tasks), slices)
-    return files.repartition(slices).mapInArrow(parse, schema)
+    # hundreds of tiny tasks would cost more in scheduling than the parsing itself. Files
+    # differ in size by 100x (offsets views vs broker logs), so tasks are filled by size.
+    slices = balanced_slices(tasks, 4 * spark.sparkContext.defaultParallelism)
+    log.info("parsing %d file(s) in %d task(s)", len(tasks), len(slices))
+    files = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
+    return spark.createDataFrame(files, "relative string, run_date date").mapInArrow(parse, schema)
+
+
+def balanced_slices(
+    tasks: list[tuple[RawFile, dt.date]], count: int
+) -> list[list[tuple[str, dt.date]]]:
+    """Largest file first into the lightest slice: no task waits on two big files while
+    another holds only logs."""
+    slices: list[list[tuple[str, dt.date]]] = [[] for _ in range(max(1, min(count, len(tasks))))]
+    loads = [(0, i) for i in range(len(slices))]
+    for raw, day in sorted(tasks, key=lambda t: (-t[0].size, t[0].relative)):
+        load, i = heapq.heappop(loads)
+        slices[i].append((raw.relative, day))
+        heapq.heappush(loads, (load + raw.size, i))
+    return [s for s in slices if s]
 
 
 def _parse_partition(
@@ -237,11 +250,17 @@ def _json(row: dict[str, Any]) -> str:
 
 
 def _json_value(value: Any) -> Any:
+    if isinstance(value, dt.date):
+        return _date_text(value)
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _date_text(value: dt.date) -> str:
+    """Cached: a file's rows share one capture time and date."""
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
+    return value.isoformat()
 
 
 def _columnar_batches(
@@ -328,10 +347,7 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
 def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dict[str, int]:
     tables = {name: _payload_rows(parsed, name) for name in bronze.TABLES if name != "offsets"}
     tables["offsets"] = parsed.where(F.col("_table") == "offsets")
-    members = with_inferred_subscriptions(
-        with_resolved_topicless_assignments(tables["members"], tables["offsets"]), tables["offsets"]
-    )
-    tables["members"] = members
+    tables["members"] = enrich_members(tables["members"], tables["offsets"])
     counts = {
         r["_table"]: r["count"]
         for r in parsed.groupBy("_table").count().collect()

@@ -8,15 +8,27 @@ from pyspark.sql import DataFrame
 CAPTURE_KEY = ["cluster", "group_id", "captured_at"]
 
 
-def with_resolved_topicless_assignments(members: DataFrame, offsets: DataFrame) -> DataFrame:
+def enrich_members(members: DataFrame, offsets: DataFrame) -> DataFrame:
+    """Both completions below from one aggregation of the offsets (the day's largest
+    table): per capture and consumer, its partitions; per capture, the union of topics."""
+    by_consumer = offsets.groupBy(*CAPTURE_KEY, "consumer_id").agg(
+        F.array_sort(F.collect_list(F.struct("topic", "partition"))).alias("_owned"),
+        F.collect_set("topic").alias("_topics"),
+    )
+    topics = by_consumer.groupBy(*CAPTURE_KEY).agg(
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list("_topics")))).alias("_topics")
+    )
+    owned = by_consumer.where(F.col("consumer_id").isNotNull()).select(
+        *CAPTURE_KEY, "consumer_id", "_owned"
+    )
+    return with_inferred_subscriptions(with_resolved_topicless_assignments(members, owned), topics)
+
+
+def with_resolved_topicless_assignments(members: DataFrame, owned: DataFrame) -> DataFrame:
     """3.8/3.9 print ASSIGNMENT without topic names ("(0,1,10), (2)"): take the member's
     partitions from the offsets view when their partition numbers are exactly the ones
-    listed; otherwise the assignment stays null (unknown), never guessed."""
-    owned = (
-        offsets.where(F.col("consumer_id").isNotNull())
-        .groupBy(*CAPTURE_KEY, "consumer_id")
-        .agg(F.array_sort(F.collect_list(F.struct("topic", "partition"))).alias("_owned"))
-    )
+    listed; otherwise the assignment stays null (unknown), never guessed. owned: per
+    capture and consumer_id, its sorted (topic, partition) structs as `_owned`."""
     listed = F.array_sort(F.flatten(F.col("assignment_groups")))
     from_offsets = F.array_sort(F.transform(F.col("_owned"), lambda tp: tp["partition"]))
     resolved = F.when(
@@ -29,14 +41,11 @@ def with_resolved_topicless_assignments(members: DataFrame, offsets: DataFrame) 
     )
 
 
-def with_inferred_subscriptions(members: DataFrame, offsets: DataFrame) -> DataFrame:
+def with_inferred_subscriptions(members: DataFrame, topics: DataFrame) -> DataFrame:
     """Where a member's subscription was not captured, it is the set of topics the group
     has offsets for at that capture (homogeneous subscription), flagged as inferred.
     Without offsets at that capture (a failed offsets capture) it stays null: unknown,
-    never "subscribed to nothing"."""
-    topics = offsets.groupBy(*CAPTURE_KEY).agg(
-        F.array_sort(F.collect_set("topic")).alias("_topics")
-    )
+    never "subscribed to nothing". topics: per capture, its sorted topics as `_topics`."""
     inferred = F.col("subscription").isNull() & F.col("_topics").isNotNull()
     return (
         members.join(topics, on=CAPTURE_KEY, how="left")

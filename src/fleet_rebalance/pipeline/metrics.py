@@ -24,6 +24,17 @@ from fleet_rebalance.pipeline.writes import replace_date
 from fleet_rebalance.storage import read_table
 
 log = logging.getLogger("fleet_rebalance.metrics")
+# What lag_distribution reads: narrow rows sort faster in time_lags' windows.
+LAG_COLUMNS = [
+    "cluster",
+    "group_id",
+    "topic",
+    "partition",
+    "captured_at",
+    "capture_date",
+    "current_offset",
+    "lag",
+]
 
 
 def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
@@ -53,7 +64,7 @@ def gold_frames(
     frames = {
         "stickiness": sticky,
         "skew": skewed,
-        "lag_distribution": lag_distribution(time_lags(today, samples)),
+        "lag_distribution": lag_distribution(time_lags(today.select(*LAG_COLUMNS), samples)),
         "consumer_status": consumer_status(samples, run_date, m.burrow_intervals),
         "partition_flapping": partition_flapping(
             table("assignment_replay").where(silver_day),
