@@ -185,9 +185,7 @@ def test_accounting_stickiness_and_pauses(history):
     st.integers(0, 12),
     st.lists(st.booleans(), min_size=8, max_size=8),
 )
-def test_sticky_keeps_at_least_what_roundrobin_keeps_from_the_same_assignment(
-    x, y, joiners, stays
-):
+def test_sticky_keeps_at_least_what_roundrobin_keeps_from_the_same_assignment(x, y, joiners, stays):
     """Member churn from one shared previous assignment (sticky's own, balanced)."""
     counts = {"x": x, "y": y}
     sticky, roundrobin = get_assignor("sticky"), get_assignor("roundrobin")
