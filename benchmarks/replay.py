@@ -5,6 +5,9 @@ Generates a fleet (`--groups` per cluster, 3 clusters, a day of `--interval-minu
 captures), ingests it, then times on local[1]: the replay job (snapshots, one pandas UDF
 per group, silver writes) and, in-process, replay_group on the same snapshot rows
 (collected once beforehand). Prints medians of `--repeat` runs. Target ratio <= 1.3x.
+It also times the job's floor: the same reads, shuffle and cogrouped pandas hand-off
+with a function that replays nothing, i.e. what any grouped pandas UDF job pays before
+the first replay call.
 
     python benchmarks/replay.py --groups 30
 """
@@ -19,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import ingest, replay, silver
@@ -27,6 +32,22 @@ from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.session import build_session
 
 DAY = dt.date(2026, 11, 20)
+
+
+def floor(spark, config: Config) -> None:
+    """The replay job's plan up to the pandas function, which returns no rows."""
+    captures = replay.capture_rows(spark, config, DAY)
+    lags = replay.lag_rows(spark, config, DAY, captures)
+    schema = silver.union_schema()
+    empty = pd.DataFrame([], columns=schema.fieldNames(), dtype=object)
+    (
+        captures.groupBy("cluster", "group_id")
+        .cogroup(lags.groupBy("cluster", "group_id"))
+        .applyInPandas(lambda key, left, right: empty, schema)
+        .write.format("noop")
+        .mode("overwrite")
+        .save()
+    )
 
 
 def main() -> int:
@@ -63,7 +84,7 @@ def main() -> int:
         key = ["cluster", "group_id"]
         lag_groups = dict(list(lags.groupby(key)))
         groups = [(k, f, lag_groups.get(k, lags.iloc[:0])) for k, f in captures.groupby(key)]
-        spark_times, local_times = [], []
+        spark_times, local_times, floor_times = [], [], []
         events = 0
         for _ in range(args.repeat):
             t0 = time.perf_counter()
@@ -82,6 +103,9 @@ def main() -> int:
                     columns=columns,
                 )
             local_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            floor(spark, config)
+            floor_times.append(time.perf_counter() - t0)
         spark_s, local_s = statistics.median(spark_times), statistics.median(local_times)
         print(
             f"{len(groups)} groups, {len(captures)} member rows, {len(lags)} lag rows, "
@@ -90,7 +114,10 @@ def main() -> int:
         )
         print(f"spark job   : median {spark_s:6.2f} s  {events / spark_s:8.1f} events/s/core")
         print(f"plain python: median {local_s:6.2f} s  {events / local_s:8.1f} events/s/core")
+        floor_s = statistics.median(floor_times)
+        print(f"floor (no-op UDF): median {floor_s:6.2f} s")
         print(f"ratio spark/python: {spark_s / local_s:.2f} (target <= 1.3)")
+        print(f"ratio floor/python: {floor_s / local_s:.2f}")
         spark.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
