@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from fleet_rebalance.capture import parse_capture
-from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+from fleet_rebalance.generate.fleet import Fleet, FleetSpec, write_fleet
 
 SPEC = FleetSpec(
     clusters=3,
@@ -75,3 +75,18 @@ def test_each_release_prints_its_own_quirks(tmp_path):
         tmp_path / "prod-west" / "captures" / "2026-11-20T0400Z" / "consumer-groups-offsets.txt"
     ).read_text()
     assert not offsets_39.endswith("\n")  # 3.8/3.9 print no final newline
+
+
+def test_topics_grow_with_the_fleet_so_each_has_a_few_readers():
+    spec = FleetSpec(
+        clusters=1, groups_per_cluster=90, topics_per_group=(1, 1, 1, 2), groups_per_topic=3
+    )
+    (cluster,) = Fleet(spec).clusters
+    readers = Counter(t for g in cluster.groups for t in g.topics)
+    plain = [t for t in cluster.topics if not t.startswith("events-")]
+    assert len(plain) == len(set(plain)) == 38  # ceil(90 * 1.25 / 3)
+    assert sum(readers[t] for t in plain) / len(plain) < 4
+    assert max(len(g.topics) for g in cluster.groups) <= 2
+    # The default keeps the sample's shape: every group picks from the same few topics.
+    (small,) = Fleet(FleetSpec(clusters=1, groups_per_cluster=90)).clusters
+    assert len([t for t in small.topics if not t.startswith("events-")]) == 5

@@ -73,6 +73,7 @@ BASE_TOPICS = (
 
 
 def topic_names_for(spec: FleetSpec) -> list[str]:
+    """A cluster's plain topics: orders, payments, ..., then orders-1, payments-1, ..."""
     count = spec.topics_per_cluster
     if spec.groups_per_topic:
         reads = spec.groups_per_cluster * sum(spec.topics_per_group) / len(spec.topics_per_group)
