@@ -19,6 +19,7 @@ import ast
 import datetime as dt
 import itertools
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -75,6 +76,7 @@ def run_nightly(raw: Path, warehouse: Path, master: str) -> dict:
         "  spark.sql.shuffle.partitions: 8\n  spark.driver.memory: 4g\n"
     )
     started = time.monotonic()
+    cpu_before = _children_cpu()
     process = subprocess.Popen(
         [
             str(PROJECT / "spark-submit.sh"),
@@ -105,7 +107,18 @@ def run_nightly(raw: Path, warehouse: Path, master: str) -> dict:
     sampler.join()
     if status != 0:
         raise RuntimeError(f"nightly on {master} failed:\n{''.join(lines[-40:])}")
-    return {"wall": time.monotonic() - started, "steps": steps, "peak_mib": peak[0]}
+    return {
+        "wall": time.monotonic() - started,
+        "steps": steps,
+        "peak_mib": peak[0],
+        "cpu": _children_cpu() - cpu_before,
+    }
+
+
+def _children_cpu() -> float:
+    """User + system seconds of every finished descendant (JVM, Python workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def fleet_shape(warehouse: Path, groups: int) -> str:
@@ -174,7 +187,8 @@ def main() -> int:
                 result = results[(size, master)] = run_nightly(raw, warehouse, master)
                 print(
                     f"\n{size} groups on {master}: {result['wall']:.1f}s wall, "
-                    f"peak RSS {result['peak_mib']:.0f} MiB"
+                    f"peak RSS {result['peak_mib']:.0f} MiB, CPU {result['cpu']:.0f}s "
+                    f"({result['cpu'] / result['wall']:.2f} cores busy on average)"
                 )
                 for step, (seconds, counts) in result["steps"].items():
                     print(f"  {step:8s} {seconds:7.1f}s  {counts}")
