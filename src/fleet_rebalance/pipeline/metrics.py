@@ -83,7 +83,9 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if run_date is None:
         raise ValueError("metrics runs one date at a time: pass --date")
     counts: dict[str, int] = {}
-    samples = offset_history(spark, config, run_date).persist(StorageLevel.MEMORY_AND_DISK)
+    # On disk: a 20k-group day is ~40M samples, and heap held by the cache is heap the
+    # windows and percentile buffers (not all tracked by Spark) cannot use.
+    samples = offset_history(spark, config, run_date).persist(StorageLevel.DISK_ONLY)
     try:
         for name, frame in gold_frames(spark, config, run_date, samples).items():
             started = time.monotonic()
