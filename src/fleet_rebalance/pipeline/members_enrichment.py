@@ -9,17 +9,19 @@ CAPTURE_KEY = ["cluster", "group_id", "captured_at"]
 
 
 def enrich_members(members: DataFrame, offsets: DataFrame) -> DataFrame:
-    """Both completions below from one aggregation of the offsets (the day's largest
-    table): per capture and consumer, its partitions; per capture, the union of topics."""
-    by_consumer = offsets.groupBy(*CAPTURE_KEY, "consumer_id").agg(
-        F.array_sort(F.collect_list(F.struct("topic", "partition"))).alias("_owned"),
-        F.collect_set("topic").alias("_topics"),
+    """Both completions below. The per-capture topics come from distinct (capture,
+    topic) pairs, a hash aggregate, before any list is built; only owned partitions are
+    collected per consumer."""
+    owned = (
+        offsets.where(F.col("consumer_id").isNotNull())
+        .groupBy(*CAPTURE_KEY, "consumer_id")
+        .agg(F.array_sort(F.collect_list(F.struct("topic", "partition"))).alias("_owned"))
     )
-    topics = by_consumer.groupBy(*CAPTURE_KEY).agg(
-        F.array_sort(F.array_distinct(F.flatten(F.collect_list("_topics")))).alias("_topics")
-    )
-    owned = by_consumer.where(F.col("consumer_id").isNotNull()).select(
-        *CAPTURE_KEY, "consumer_id", "_owned"
+    topics = (
+        offsets.select(*CAPTURE_KEY, "topic")
+        .distinct()
+        .groupBy(*CAPTURE_KEY)
+        .agg(F.array_sort(F.collect_list("topic")).alias("_topics"))
     )
     return with_inferred_subscriptions(with_resolved_topicless_assignments(members, owned), topics)
 
