@@ -12,15 +12,15 @@ not go backwards in offset; so does this. For a committed offset c captured at `
 
 Because accepted points rise in both time and offset, the points with offset <= c are
 a prefix of the table: "the newest bracketing pair" is the last point with offset <= c
-(which carries the point after it), found by sorting the partition's points and samples
-together by offset; the newest point as of `now` and the oldest point come from a
-second sort by time. Points and samples are partitioned by topic partition once, and no sample is
-compared with every point, joined or broadcast, so the cost grows with the rows. The
-table is the run date's captures plus the previous date's (Lag Exporter runs
-continuously, so it would have them); Lag Exporter's 60-point sliding window only
-bounds its memory and is not applied. A flat table (every point at the same offset)
-gives no slope to extrapolate along: null, where Lag Exporter reports infinity. A
-sample whose capture has no log-end offset for its partition is null too.
+(which carries the point after it), found by sorting the partition's points and
+samples together by offset; the newest point as of `now` and the oldest point come
+from a second sort by time. No sample is compared with every point, joined or
+broadcast, so the cost grows with the rows. The table is the run date's captures plus
+the previous date's (Lag Exporter runs continuously, so it would have them); Lag
+Exporter's 60-point sliding window only bounds its memory and is not applied. A flat
+table (every point at the same offset) gives no slope to extrapolate along: null,
+where Lag Exporter reports infinity. A sample whose capture has no log-end offset for
+its partition is null too.
 """
 
 from __future__ import annotations
