@@ -36,18 +36,9 @@ DAY = dt.date(2026, 11, 20)
 
 def floor(spark, config: Config) -> None:
     """The replay job's plan up to the pandas function, which returns no rows."""
-    captures = replay.capture_rows(spark, config, DAY)
-    lags = replay.lag_rows(spark, config, DAY, captures)
-    schema = silver.union_schema()
-    empty = pd.DataFrame([], columns=schema.fieldNames(), dtype=object)
-    (
-        captures.groupBy("cluster", "group_id")
-        .cogroup(lags.groupBy("cluster", "group_id"))
-        .applyInPandas(lambda key, left, right: empty, schema)
-        .write.format("noop")
-        .mode("overwrite")
-        .save()
-    )
+    empty = pd.DataFrame([], columns=silver.union_schema().fieldNames(), dtype=object)
+    plan = replay.per_group(spark, config, DAY, lambda key, left, right: empty)
+    plan.write.format("noop").mode("overwrite").save()
 
 
 def main() -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -36,23 +37,15 @@ def run(
         raise ValueError("replay runs one date at a time: pass --date")
     started = time.monotonic()
     assignors = assignors or default_assignors()
-    captures = capture_rows(spark, config, run_date)
-    lags = lag_rows(spark, config, run_date, captures)
     history = topic_history(spark, config, run_date)
-    schema = silver.union_schema()
     function = partial(
         replay_group,
         run_date=run_date,
         assignors=assignors,
         topic_history=history,
-        columns=schema.fieldNames(),
+        columns=silver.union_schema().fieldNames(),
     )
-    result = (
-        captures.groupBy("cluster", "group_id")
-        .cogroup(lags.groupBy("cluster", "group_id"))
-        .applyInPandas(lambda key, left, right: function(key, left, right), schema)
-        .persist()
-    )
+    result = per_group(spark, config, run_date, function).persist()
     try:
         counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
         for name, table_schema in silver.TABLES.items():
@@ -73,6 +66,19 @@ def run(
     if counts.get("replay_errors"):
         log.warning("%d replay error(s): see the replay_errors table", counts["replay_errors"])
     return counts
+
+
+def per_group(
+    spark: SparkSession, config: Config, run_date: dt.date, function: Callable
+) -> DataFrame:
+    """function(key, captures, lags) -> silver rows, once per (cluster, group_id)."""
+    captures = capture_rows(spark, config, run_date)
+    lags = lag_rows(spark, config, run_date, captures)
+    return (
+        captures.groupBy("cluster", "group_id")
+        .cogroup(lags.groupBy("cluster", "group_id"))
+        .applyInPandas(lambda key, left, right: function(key, left, right), silver.union_schema())
+    )
 
 
 def capture_rows(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
