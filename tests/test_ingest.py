@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyspark.sql.functions as F
 import pytest
 from chispa import assert_df_equality
@@ -16,7 +17,8 @@ from deltalake import DeltaTable
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import bronze, ingest
-from fleet_rebalance.pipeline.members_enrichment import enrich_members
+from fleet_rebalance.pipeline.ingest_files import RawFile
+from fleet_rebalance.pipeline.members_enrichment import CaptureOffsets
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark
@@ -180,40 +182,66 @@ def test_a_file_that_does_not_reconcile_fails_the_run_loudly(spark):
         ingest._check_reconciliation(summaries)
 
 
-def test_enrichment_transforms_on_tiny_frames(spark):
-    members = spark.createDataFrame(
-        [
-            ("c", "g", "m1", AT, None, [[0, 2]], None, None),
-            ("c", "g", "m2", AT, None, [[1, 5]], None, None),
-            ("c", "g", "m3", AT, [("t", 9)], None, ["t"], False),
-        ],
-        "cluster string, group_id string, consumer_id string, captured_at timestamp, "
-        "assignment array<struct<topic:string,partition:int>>, "
-        "assignment_groups array<array<int>>, subscription array<string>, "
-        "subscription_inferred boolean",
-    )
-    offsets = spark.createDataFrame(
-        [
-            ("c", "g", "m1", AT, "t", 0),
-            ("c", "g", "m1", AT, "u", 2),
-            ("c", "g", "m2", AT, "t", 1),
-            ("c", "g", None, AT, "v", 0),
-        ],
-        "cluster string, group_id string, consumer_id string, captured_at timestamp, "
-        "topic string, partition int",
-    )
-    result = enrich_members(members, offsets)
-    rows = {r["consumer_id"]: r for r in result.collect()}
-    assert [tuple(a) for a in rows["m1"]["assignment"]] == [("t", 0), ("u", 2)]
-    assert rows["m2"]["assignment"] is None  # (1,5) but offsets only show partition 1
-    assert (rows["m1"]["subscription"], rows["m1"]["subscription_inferred"]) == (
-        ["t", "u", "v"],
-        True,
-    )
-    assert (rows["m3"]["subscription"], rows["m3"]["subscription_inferred"]) == (["t"], False)
-    unknown = enrich_members(members.limit(1), offsets.limit(0)).collect()[0]
-    assert (unknown["subscription"], unknown["subscription_inferred"]) == (None, None)
-    assert "assignment_groups" not in result.columns
+def test_members_are_completed_from_the_same_captures_offsets():
+    at = AT.replace(tzinfo=dt.UTC)  # as parsed: aware, UTC
+
+    def member(consumer, assignment=None, groups=None, subscription=None, inferred=None):
+        return {
+            "cluster": "c",
+            "group_id": "g",
+            "captured_at": at,
+            "consumer_id": consumer,
+            "assignment": assignment,
+            "assignment_groups": groups,
+            "subscription": subscription,
+            "subscription_inferred": inferred,
+        }
+
+    def offset(consumer, topic, partition, group="g", at=at):
+        return {
+            "cluster": "c",
+            "group_id": group,
+            "captured_at": at,
+            "consumer_id": consumer,
+            "topic": topic,
+            "partition": partition,
+        }
+
+    rows = [offset("m1", "u", 2), offset("m2", "t", 1), offset(None, "v", 0)]
+    # Another group and another capture in the same unit must not leak in.
+    rows += [offset("m1", "w", 7, group="h"), offset("m1", "x", 0, at=at + dt.timedelta(1))]
+    batch = pa.Table.from_pylist([offset("m1", "t", 0)])
+    capture = CaptureOffsets.of(rows, [batch])
+    m1 = capture.enrich(member("m1", groups=[[2, 0]]))
+    assert m1["assignment"] == [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 2}]
+    assert (m1["subscription"], m1["subscription_inferred"]) == (["t", "u", "v"], True)
+    assert "assignment_groups" not in m1
+    # (1,5) listed but the offsets view shows only partition 1: unknown, not guessed.
+    assert capture.enrich(member("m2", groups=[[1, 5]]))["assignment"] is None
+    assert capture.enrich(member("m9", groups=[[]]))["assignment"] is None
+    captured = capture.enrich(member("m3", [{"topic": "t", "partition": 9}], None, ["t"]))
+    assert (captured["subscription"], captured["subscription_inferred"]) == (["t"], False)
+    assert captured["assignment"] == [{"topic": "t", "partition": 9}]
+    unknown = CaptureOffsets.of([], []).enrich(member("m1", groups=[[0]]))
+    assert (unknown["assignment"], unknown["subscription"]) == (None, None)
+    assert unknown["subscription_inferred"] is None
+
+
+def test_files_of_one_capture_are_parsed_together():
+    at = dt.datetime(2026, 11, 20, 2, 40, tzinfo=dt.UTC)
+    files = [
+        RawFile("east/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", 900, at),
+        RawFile("east/captures/2026-11-20T0240Z/consumer-groups-members.txt", 100, at),
+        RawFile("west/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", 50, at),
+        RawFile("east/logs/broker-1/server.log.2026-11-20-02", 70, at.replace(minute=0)),
+        RawFile("east/logs/broker-2/server.log.2026-11-20-02", 60, at.replace(minute=0)),
+    ]
+    units = ingest.capture_units(files, "^(?P<cluster>[^/]+)/")
+    assert sorted(len(u) for u in units) == [1, 1, 1, 2]
+    day = at.date()
+    slices = ingest.balanced_slices([(u, day) for u in units], 2)
+    assert [sum(len(r) for r, _ in s) for s in slices] == [2, 3]
+    assert slices[0] == [([f.relative for f in files[:2]], day)]
 
 
 def test_config_overrides_keep_dataclass_semantics():

@@ -26,13 +26,6 @@ from pyspark.sql import DataFrame, Window
 RANKS = {"OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
 PARTITION = ["cluster", "group_id", "topic", "partition"]
 
-# Rules 2-5 over `w`, an array of struct(offset, lag, ts) oldest first, and `now`.
-_PAIRS = "sequence(1, size(w) - 1)"  # windows of two or more entries
-REWIND = f"exists({_PAIRS}, i -> get(w, i).offset < get(w, i - 1).offset)"
-STOP = "now - get(w, size(w) - 1).ts > get(w, size(w) - 1).ts - get(w, 0).ts"
-STALL = f"forall({_PAIRS}, i -> get(w, i).offset = get(w, i - 1).offset)"
-WARN = f"forall({_PAIRS}, i -> get(w, i).lag >= get(w, i - 1).lag)"
-
 
 def _rank(status: F.Column) -> F.Column:
     return F.create_map(*[F.lit(x) for kv in RANKS.items() for x in kv])[status]
@@ -44,36 +37,57 @@ def _status_of(rank: F.Column) -> F.Column:
 
 
 def window_status(samples: DataFrame, intervals: int) -> DataFrame:
-    """One row per committed sample: its window's Burrow status."""
+    """One row per committed sample: its window's Burrow status.
+
+    A window is the sample and the `intervals - 1` committed samples before it. Rules
+    over neighbouring entries (an offset going back, moving, the lag shrinking) are
+    flags on each entry against the one before it, so "any pair in the window" is a
+    max over the window less its first entry: sliding aggregates of numbers, no array
+    of entries per row."""
     by_time = Window.partitionBy(*PARTITION).orderBy("captured_at")
+    window = by_time.rowsBetween(-(intervals - 1), 0)
+    pairs = by_time.rowsBetween(-(intervals - 2), 0) if intervals > 1 else None
     committed = samples.where(F.col("current_offset").isNotNull() & F.col("lag").isNotNull())
-    previous = F.lag("current_offset").over(by_time)
+    offset, lag = F.col("current_offset"), F.col("lag")
+    previous_offset, previous_lag = F.col("_previous_offset"), F.col("_previous_lag")
     seconds = F.unix_micros("captured_at") / 1_000_000
-    changed = previous.isNull() | (F.col("current_offset") != previous)
+    changed = previous_offset.isNull() | (offset != previous_offset)
     # One window order for everything: since = when the offset last changed.
     since = F.max(F.when(F.col("_changed"), seconds)).over(
         by_time.rowsBetween(Window.unboundedPreceding, 0)
     )
+
+    def any_pair(flag: F.Column) -> F.Column:
+        if pairs is None:
+            return F.lit(False)
+        return F.max(F.coalesce(flag, F.lit(False))).over(pairs)
+
     entries = (
-        committed.withColumn("_changed", changed)
+        committed.withColumn("_previous_offset", F.lag(offset).over(by_time))
+        .withColumn("_previous_lag", F.lag(lag).over(by_time))
+        .withColumn("_changed", changed)
         .withColumn("since", since)
         .withColumn(
             "ts", F.when(F.col("consumer_id").isNotNull(), seconds).otherwise(F.col("since"))
         )
     )
-    window = by_time.rowsBetween(-(intervals - 1), 0)
-    rated = entries.withColumn(
-        "w",
-        F.collect_list(F.struct(F.col("current_offset").alias("offset"), "lag", "ts")).over(window),
-    ).withColumn("now", seconds)
-    no_zero = F.expr("NOT exists(w, e -> e.lag = 0)")
+    rated = entries.select(
+        "*",
+        F.count(F.lit(1)).over(window).alias("_size"),
+        F.max(lag == 0).over(window).alias("_zero"),
+        F.first("ts").over(window).alias("_first_ts"),
+        any_pair(offset < previous_offset).alias("_rewound"),
+        any_pair(offset != previous_offset).alias("_moved"),
+        any_pair(lag < previous_lag).alias("_shrank"),
+    )
+    now, ts = seconds, F.col("ts")
     status = (
-        F.when((F.col("lag") <= 0) | ~no_zero, "OK")
-        .when(F.size("w") < 2, "OK")
-        .when(F.expr(REWIND), "REWIND")
-        .when(F.expr(STOP), "STOP")
-        .when(F.expr(STALL), "STALL")
-        .when(F.expr(WARN), "WARN")
+        F.when((lag <= 0) | F.col("_zero"), "OK")
+        .when(F.col("_size") < 2, "OK")
+        .when(F.col("_rewound"), "REWIND")
+        .when(now - ts > ts - F.col("_first_ts"), "STOP")
+        .when(~F.col("_moved"), "STALL")
+        .when(~F.col("_shrank"), "WARN")
         .otherwise("OK")
     )
     return rated.select(*PARTITION, "captured_at", "capture_date", "lag", status.alias("status"))

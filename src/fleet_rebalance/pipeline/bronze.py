@@ -121,7 +121,7 @@ TABLES: dict[str, StructType] = {
 PARTITION_COLUMN = {"coordinator_events": "log_date", "ingested_files": None}
 CAPTURE_TABLES = ("offsets", "members", "group_states", "topic_partitions", "coordinator_events")
 
-# Parse-stage extras: the 3.8/3.9 topic-less assignment, and one summary row per file.
+# Parse-stage extra: one summary row per file.
 FILE_SUMMARY = nullable_schema(
     ("kind", S),
     ("status", S),
@@ -133,7 +133,6 @@ FILE_SUMMARY = nullable_schema(
     ("reconciles", B),
     ("notes", S),
 )
-EXTRA = nullable_schema(("assignment_groups", ArrayType(ArrayType(INT))))
 
 
 def partition_column(table: str) -> str | None:
@@ -153,11 +152,9 @@ def union_schema() -> StructType:
 
 
 def payload_schema(table: str) -> StructType:
-    """The JSON payload's schema for a table (members also carry assignment_groups)."""
+    """The JSON payload's schema for a table (the file summary has its own)."""
     if table == "_file":
         return StructType(
             [*FILE_SUMMARY.fields, StructField("source_file", S), StructField("capture_date", D)]
         )
-    if table == "members":
-        return StructType([*TABLES["members"].fields, *EXTRA.fields])
     return TABLES[table]

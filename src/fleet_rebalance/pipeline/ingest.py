@@ -2,8 +2,9 @@
 
 A date is re-ingested whole when any of its files is new, changed (size or sha256) or
 gone, so a re-run gives identical tables and a late file adds exactly its rows; when
-nothing changed the date is skipped. Files are parsed on executors, one whole file per
-task (a capture's header lines give its rows their meaning).
+nothing changed the date is skipped. Files are parsed on executors, each capture's files
+whole and in one task (a file's header lines give its rows their meaning; a capture's
+offsets complete its members rows).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture import parse_capture
 from fleet_rebalance.capture.paths import parse_capture_path
+from fleet_rebalance.capture.result import ParseResult
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze
 from fleet_rebalance.pipeline.ingest_files import RawFile, discover, files_for, sha256_of
-from fleet_rebalance.pipeline.members_enrichment import enrich_members
+from fleet_rebalance.pipeline.members_enrichment import CaptureOffsets
 from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.engine import RUN_ID_KEY
 
@@ -116,7 +118,8 @@ def _unchanged(
 
 
 def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile]]) -> DataFrame:
-    tasks = [(f, day) for day, chosen in todo.items() for f in chosen]
+    pattern = config.capture.path_pattern
+    units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen, pattern)]
     schema = bronze.union_schema()
     parse = functools.partial(
         _parse_partition,
@@ -125,26 +128,49 @@ def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile
         log_timezone=config.capture.log_timezone,
         schema=schema,
     )
-    # Whole files per task (a capture's headers give its rows meaning), several per task:
-    # hundreds of tiny tasks would cost more in scheduling than the parsing itself. Files
-    # differ in size by 100x (offsets views vs broker logs), so tasks are filled by size.
-    slices = balanced_slices(tasks, 4 * spark.sparkContext.defaultParallelism)
-    log.info("parsing %d file(s) in %d task(s)", len(tasks), len(slices))
-    files = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
-    return spark.createDataFrame(files, "relative string, run_date date").mapInArrow(parse, schema)
+    # Whole captures per task (a capture's headers give its rows meaning, and its members
+    # are completed from its offsets), several per task: hundreds of tiny tasks would
+    # cost more in scheduling than the parsing itself. Captures differ in size by 100x
+    # (offsets views vs broker logs), so tasks are filled by size.
+    slices = balanced_slices(units, 4 * spark.sparkContext.defaultParallelism)
+    log.info(
+        "parsing %d file(s) of %d capture(s) in %d task(s)",
+        sum(len(u) for u, _ in units),
+        len(units),
+        len(slices),
+    )
+    captures = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
+    return spark.createDataFrame(captures, "relatives array<string>, run_date date").mapInArrow(
+        parse, schema
+    )
+
+
+def capture_units(files: list[RawFile], path_pattern: str) -> list[list[RawFile]]:
+    """The files of one capture (same cluster and path timestamp) together; broker logs
+    and files without a timestamp alone."""
+    units: dict[tuple, list[RawFile]] = {}
+    for raw in files:
+        key: tuple = (raw.relative,)
+        if not raw.is_log and raw.path_time is not None:
+            key = (parse_capture_path(raw.relative, path_pattern).cluster, raw.path_time)
+        units.setdefault(key, []).append(raw)
+    return list(units.values())
 
 
 def balanced_slices(
-    tasks: list[tuple[RawFile, dt.date]], count: int
-) -> list[list[tuple[str, dt.date]]]:
-    """Largest file first into the lightest slice: no task waits on two big files while
-    another holds only logs."""
-    slices: list[list[tuple[str, dt.date]]] = [[] for _ in range(max(1, min(count, len(tasks))))]
+    units: list[tuple[list[RawFile], dt.date]], count: int
+) -> list[list[tuple[list[str], dt.date]]]:
+    """Largest capture first into the lightest slice: no task waits on two big captures
+    while another holds only logs."""
+    slices: list[list[tuple[list[str], dt.date]]] = [
+        [] for _ in range(max(1, min(count, len(units))))
+    ]
     loads = [(0, i) for i in range(len(slices))]
-    for raw, day in sorted(tasks, key=lambda t: (-t[0].size, t[0].relative)):
+    sized = [(sum(f.size for f in unit), [f.relative for f in unit], day) for unit, day in units]
+    for size, relatives, day in sorted(sized, key=lambda t: (-t[0], t[1])):
         load, i = heapq.heappop(loads)
-        slices[i].append((raw.relative, day))
-        heapq.heappush(loads, (load + raw.size, i))
+        slices[i].append((relatives, day))
+        heapq.heappush(loads, (load + size, i))
     return [s for s in slices if s]
 
 
@@ -159,32 +185,66 @@ def _parse_partition(
     arrow_schema = to_arrow_schema(schema)
     for batch in batches:
         for task in batch.to_pylist():
-            yield from _file_batches(
-                task["relative"],
-                task["run_date"],
-                raw_root,
-                path_pattern,
-                log_timezone,
-                arrow_schema,
-            )
+            parsed = [
+                (
+                    relative,
+                    parse_capture(
+                        relative,
+                        (Path(raw_root) / relative).read_bytes(),
+                        path_pattern=path_pattern,
+                        log_timezone=log_timezone,
+                    ),
+                )
+                for relative in task["relatives"]
+            ]
+            yield from _capture_batches(parsed, task["run_date"], arrow_schema)
+
+
+def _capture_batches(
+    parsed: list[tuple[str, ParseResult]], run_date: dt.date, arrow_schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """One capture's rows as parse-stage Arrow batches: offsets column by column, the
+    other tables as JSON payloads (see bronze.union_schema), members completed from the
+    capture's offsets."""
+    offsets_rows: dict[str, list[dict[str, Any]]] = {}
+    offsets_batches: dict[str, list[pa.RecordBatch]] = {}
+    for relative, result in parsed:
+        offsets_rows[relative] = [
+            r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date
+        ]
+        offsets_batches[relative] = (
+            [_offsets_batch(b, result.common, arrow_schema) for b in result.batches["offsets"]]
+            if result.batches.get("offsets") and result.common.get("capture_date") == run_date
+            else []
+        )
+    offsets = CaptureOffsets.of(
+        (r for rows in offsets_rows.values() for r in rows),
+        (pa.Table.from_batches([b]) for batches in offsets_batches.values() for b in batches),
+    )
+    for relative, result in parsed:
+        yield from _file_batches(
+            relative,
+            result,
+            run_date,
+            arrow_schema,
+            offsets_rows[relative],
+            offsets_batches[relative],
+            offsets,
+        )
 
 
 def _file_batches(
     relative: str,
+    result: ParseResult,
     run_date: dt.date,
-    raw_root: str,
-    path_pattern: str,
-    log_timezone: str,
     arrow_schema: pa.Schema,
+    offsets: list[dict[str, Any]],
+    offsets_batches: list[pa.RecordBatch],
+    capture: CaptureOffsets,
 ) -> Iterator[pa.RecordBatch]:
-    """One file's rows as parse-stage Arrow batches: offsets column by column, the other
-    tables as JSON payloads (see bronze.union_schema)."""
-    data = (Path(raw_root) / relative).read_bytes()
-    result = parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
+    """One file's rows; `offsets` and `offsets_batches` are its offsets of run_date."""
     payloads: list[tuple[str, str]] = []
-    other_dates = 0
-    offsets = [r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date]
-    other_dates += len(result.rows.get("offsets", [])) - len(offsets)
+    other_dates = len(result.rows.get("offsets", [])) - len(offsets)
     if offsets:
         yield from _columnar_batches(
             {name: [r.get(name) for r in offsets] for name in offsets[0]},
@@ -198,12 +258,10 @@ def _file_batches(
             if (row.get("log_date") or row.get("capture_date")) != run_date:
                 other_dates += 1  # another run (that date's) writes it
                 continue
-            payloads.append((table, _json(row)))
-    for batch in result.batches.get("offsets", []):
-        if result.common.get("capture_date") != run_date:
-            other_dates += batch.num_rows
-            continue
-        yield _offsets_batch(batch, result.common, arrow_schema)
+            payloads.append((table, _json(capture.enrich(row) if table == "members" else row)))
+    yield from offsets_batches
+    if not offsets_batches:
+        other_dates += sum(b.num_rows for b in result.batches.get("offsets", []))
     for item in result.quarantine:
         payloads.append(
             ("quarantine", _json({**item, "source_file": relative, "capture_date": run_date}))
@@ -347,7 +405,6 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
 def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dict[str, int]:
     tables = {name: _payload_rows(parsed, name) for name in bronze.TABLES if name != "offsets"}
     tables["offsets"] = parsed.where(F.col("_table") == "offsets")
-    tables["members"] = enrich_members(tables["members"], tables["offsets"])
     counts = {
         r["_table"]: r["count"]
         for r in parsed.groupBy("_table").count().collect()

@@ -99,6 +99,7 @@ class LagIndex:
         self._partitions = lags["partition"].to_numpy(dtype=np.int64)
         self._lags = lags["lag"].to_numpy(dtype=np.float64, na_value=np.nan)
         highest = lags.groupby(["captured_at", "topic"])["partition"].max() + 1
+        self.topics = set(self._topics)
         self.highest: dict[np.datetime64, dict[str, int]] = {}
         for (at, topic), count in highest.items():
             self.highest.setdefault(np.datetime64(at, "ns"), {})[topic] = int(count)
@@ -116,36 +117,87 @@ class LagIndex:
         }
 
 
+SNAPSHOT_COLUMNS = (
+    "captured_at",
+    "state",
+    "assignment_strategy",
+    "consumer_id",
+    "group_instance_id",
+    "subscription",
+    "assigned_topics",
+    "assigned_partitions",
+)
+
+
 def snapshots_from(
     captures: pd.DataFrame, index: LagIndex, history: TopicHistory
 ) -> Iterator[Snapshot]:
-    """Snapshots in capture order, one at a time."""
+    """Snapshots in capture order, one at a time. A capture that repeats the previous
+    one exactly (state, strategy, partition counts, every member row) is not yielded:
+    it would be the same snapshot at a later time, in which derive_events finds no
+    change, and most of a day's captures are such repeats."""
     times = [t for t, _ in history]
-    records = captures.sort_values(["captured_at", "consumer_id"]).to_dict("records")
-    for stamp, group in itertools.groupby(records, key=lambda r: r["captured_at"]):
-        rows = list(group)
-        at = pd.Timestamp(stamp).to_pydatetime()
+    ordered = captures.sort_values(["captured_at", "consumer_id"])
+    # Capture times as codes: iterating a datetime column builds a Timestamp per row.
+    codes, stamps = pd.factorize(ordered["captured_at"])
+    columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
+    # A topics capture counts every topic of the cluster; the group needs its own.
+    topics = index.topics | {t for cell in columns[5] if cell is not None for t in cell}
+    known: dict[int, dict[str, int]] = {}
+    previous: tuple | None = None
+    for code, group in itertools.groupby(zip(*columns, strict=True), key=lambda r: r[0]):
+        members = list(group)
+        at = pd.Timestamp(stamps[code]).to_pydatetime()
         counts = dict(index.highest.get(np.datetime64(at, "ns"), {}))
         i = bisect.bisect_right(times, at)
         if i:
-            counts.update(history[i - 1][1])
-        members = tuple(_member(r) for r in rows if _text(r["consumer_id"]))
-        first = rows[0]
+            if i not in known:
+                counts_then = history[i - 1][1]
+                known[i] = {t: counts_then[t] for t in topics if t in counts_then}
+            counts.update(known[i])
+        _, state, strategy = members[0][:3]
+        signature = (
+            state,
+            strategy,
+            counts,
+            [(r[3], r[4], _frozen(r[5]), _frozen(r[6]), _frozen(r[7])) for r in members],
+        )
+        if signature == previous:
+            continue
+        previous = signature
         yield Snapshot(
-            at, members, _text(first["state"]), _text(first["assignment_strategy"]), counts
+            at,
+            tuple(_member(*r[3:]) for r in members if _text(r[3])),
+            _text(state),
+            _text(strategy),
+            counts,
         )
 
 
-def _member(row: Mapping[str, Any]) -> MemberSnapshot:
-    topics, partitions = row["assigned_topics"], row["assigned_partitions"]
+def _frozen(value: Any) -> Any:
+    """A cell as a value that compares by content (arrays compare element-wise)."""
+    if isinstance(value, np.ndarray):
+        return value.tobytes() if value.dtype != object else tuple(value)
+    return value
+
+
+def _member(
+    consumer_id: str,
+    instance_id: Any,
+    subscription: Any,
+    topics: Any,
+    partitions: Any,
+) -> MemberSnapshot:
     assignment = (
         None
         if topics is None or partitions is None
         else tuple(TopicPartition(t, int(p)) for t, p in zip(topics, partitions, strict=True))
     )
-    subscription = None if row["subscription"] is None else tuple(row["subscription"])
     return MemberSnapshot(
-        row["consumer_id"], _text(row["group_instance_id"]), subscription, assignment
+        consumer_id,
+        _text(instance_id),
+        None if subscription is None else tuple(subscription),
+        assignment,
     )
 
 
