@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,74 +183,64 @@ def _parse_partition(
     schema,
 ) -> Iterator[pa.RecordBatch]:
     arrow_schema = to_arrow_schema(schema)
+
+    def parse(relative: str) -> ParseResult:
+        data = (Path(raw_root) / relative).read_bytes()
+        return parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
+
     for batch in batches:
         for task in batch.to_pylist():
-            parsed = [
-                (
-                    relative,
-                    parse_capture(
-                        relative,
-                        (Path(raw_root) / relative).read_bytes(),
-                        path_pattern=path_pattern,
-                        log_timezone=log_timezone,
-                    ),
-                )
-                for relative in task["relatives"]
-            ]
-            yield from _capture_batches(parsed, task["run_date"], arrow_schema)
+            yield from _capture_batches(task["relatives"], parse, task["run_date"], arrow_schema)
 
 
 def _capture_batches(
-    parsed: list[tuple[str, ParseResult]], run_date: dt.date, arrow_schema: pa.Schema
+    relatives: list[str],
+    parse: Callable[[str], ParseResult],
+    run_date: dt.date,
+    arrow_schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
     """One capture's rows as parse-stage Arrow batches: offsets column by column, the
-    other tables as JSON payloads (see bronze.union_schema), members completed from the
-    capture's offsets."""
-    offsets_rows: dict[str, list[dict[str, Any]]] = {}
-    offsets_batches: dict[str, list[pa.RecordBatch]] = {}
-    for relative, result in parsed:
-        offsets_rows[relative] = [
-            r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date
-        ]
-        offsets_batches[relative] = (
-            [_offsets_batch(b, result.common, arrow_schema) for b in result.batches["offsets"]]
-            if result.batches.get("offsets") and result.common.get("capture_date") == run_date
-            else []
-        )
-    offsets = CaptureOffsets.of(
-        (r for rows in offsets_rows.values() for r in rows),
-        (pa.Table.from_batches([b]) for batches in offsets_batches.values() for b in batches),
-    )
-    for relative, result in parsed:
-        yield from _file_batches(
-            relative,
-            result,
-            run_date,
-            arrow_schema,
-            offsets_rows[relative],
-            offsets_batches[relative],
-            offsets,
-        )
+    other tables as JSON payloads (see bronze.union_schema). Each file's offsets leave
+    as soon as it is parsed, so the JVM converts them while the next file is parsed;
+    the payloads wait for the whole capture, whose offsets complete its members rows."""
+    parsed: list[tuple[str, ParseResult, int]] = []
+    rows: list[dict[str, Any]] = []
+    tables: list[pa.Table] = []
+    for relative in relatives:
+        result = parse(relative)
+        offsets = [r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date]
+        other_dates = len(result.rows.get("offsets", [])) - len(offsets)
+        if offsets:
+            yield from _columnar_batches(
+                {name: [r.get(name) for r in offsets] for name in offsets[0]},
+                len(offsets),
+                arrow_schema,
+            )
+            rows += offsets
+        for batch in result.batches.get("offsets", []):
+            if result.common.get("capture_date") != run_date:
+                other_dates += batch.num_rows
+                continue
+            union = _offsets_batch(batch, result.common, arrow_schema)
+            tables.append(pa.Table.from_batches([union]))
+            yield union
+        parsed.append((relative, result, other_dates))
+    capture = CaptureOffsets.of(rows, tables)
+    for relative, result, other_dates in parsed:
+        yield from _payload_batches(relative, result, run_date, arrow_schema, other_dates, capture)
 
 
-def _file_batches(
+def _payload_batches(
     relative: str,
     result: ParseResult,
     run_date: dt.date,
     arrow_schema: pa.Schema,
-    offsets: list[dict[str, Any]],
-    offsets_batches: list[pa.RecordBatch],
+    other_dates: int,
     capture: CaptureOffsets,
 ) -> Iterator[pa.RecordBatch]:
-    """One file's rows; `offsets` and `offsets_batches` are its offsets of run_date."""
+    """One file's rows other than offsets, and its summary; `other_dates` counts the
+    offsets rows of another date left out."""
     payloads: list[tuple[str, str]] = []
-    other_dates = len(result.rows.get("offsets", [])) - len(offsets)
-    if offsets:
-        yield from _columnar_batches(
-            {name: [r.get(name) for r in offsets] for name in offsets[0]},
-            len(offsets),
-            arrow_schema,
-        )
     for table, table_rows in result.rows.items():
         if table == "offsets":
             continue
@@ -259,9 +249,6 @@ def _file_batches(
                 other_dates += 1  # another run (that date's) writes it
                 continue
             payloads.append((table, _json(capture.enrich(row) if table == "members" else row)))
-    yield from offsets_batches
-    if not offsets_batches:
-        other_dates += sum(b.num_rows for b in result.batches.get("offsets", []))
     for item in result.quarantine:
         payloads.append(
             ("quarantine", _json({**item, "source_file": relative, "capture_date": run_date}))
