@@ -31,10 +31,10 @@ class CaptureOffsets:
             topics.sort()
 
     @classmethod
-    def of(cls, rows: Iterable[dict[str, Any]], batches: Iterable[pa.Table]) -> CaptureOffsets:
+    def of(cls, rows: Iterable[dict[str, Any]], tables: Iterable[pa.Table]) -> CaptureOffsets:
         """From offsets rows as dicts and as Arrow tables (both with the key columns)."""
         columns = [*KEY, "topic", "partition", "consumer_id"]
-        tables = [t.select(columns) for t in batches]
+        tables = [t.select(columns) for t in tables]
         rows = list(rows)
         if rows:
             tables.append(pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows]))
