@@ -211,7 +211,7 @@ def test_members_are_completed_from_the_same_captures_offsets():
     # Another group and another capture in the same unit must not leak in.
     rows += [offset("m1", "w", 7, group="h"), offset("m1", "x", 0, at=at + dt.timedelta(1))]
     batch = pa.Table.from_pylist([offset("m1", "t", 0)])
-    capture = CaptureOffsets.of(rows, [batch])
+    capture = CaptureOffsets.of([pa.Table.from_pylist(rows), batch])
     m1 = capture.enrich(member("m1", groups=[[2, 0]]))
     assert m1["assignment"] == [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 2}]
     assert (m1["subscription"], m1["subscription_inferred"]) == (["t", "u", "v"], True)
@@ -222,7 +222,7 @@ def test_members_are_completed_from_the_same_captures_offsets():
     captured = capture.enrich(member("m3", [{"topic": "t", "partition": 9}], None, ["t"]))
     assert (captured["subscription"], captured["subscription_inferred"]) == (["t"], False)
     assert captured["assignment"] == [{"topic": "t", "partition": 9}]
-    unknown = CaptureOffsets.of([], []).enrich(member("m1", groups=[[0]]))
+    unknown = CaptureOffsets.of([]).enrich(member("m1", groups=[[0]]))
     assert (unknown["assignment"], unknown["subscription"]) == (None, None)
     assert unknown["subscription_inferred"] is None
 

@@ -204,28 +204,27 @@ def _capture_batches(
     as soon as it is parsed, so the JVM converts them while the next file is parsed;
     the payloads wait for the whole capture, whose offsets complete its members rows."""
     parsed: list[tuple[str, ParseResult, int]] = []
-    rows: list[dict[str, Any]] = []
     tables: list[pa.Table] = []
     for relative in relatives:
         result = parse(relative)
         offsets = [r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date]
         other_dates = len(result.rows.get("offsets", [])) - len(offsets)
+        batches: list[pa.RecordBatch] = []
         if offsets:
-            yield from _columnar_batches(
+            batches += _columnar_batches(
                 {name: [r.get(name) for r in offsets] for name in offsets[0]},
                 len(offsets),
                 arrow_schema,
             )
-            rows += offsets
         for batch in result.batches.get("offsets", []):
             if result.common.get("capture_date") != run_date:
                 other_dates += batch.num_rows
                 continue
-            union = _offsets_batch(batch, result.common, arrow_schema)
-            tables.append(pa.Table.from_batches([union]))
-            yield union
+            batches.append(_offsets_batch(batch, result.common, arrow_schema))
+        tables += [pa.Table.from_batches([b]) for b in batches]
+        yield from batches
         parsed.append((relative, result, other_dates))
-    capture = CaptureOffsets.of(rows, tables)
+    capture = CaptureOffsets.of(tables)
     for relative, result, other_dates in parsed:
         yield from _payload_batches(relative, result, run_date, arrow_schema, other_dates, capture)
 

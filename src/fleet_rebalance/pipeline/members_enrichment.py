@@ -31,16 +31,10 @@ class CaptureOffsets:
             topics.sort()
 
     @classmethod
-    def of(cls, rows: Iterable[dict[str, Any]], tables: Iterable[pa.Table]) -> CaptureOffsets:
-        """From offsets rows as dicts and as Arrow tables (both with the key columns)."""
-        columns = [*KEY, "topic", "partition", "consumer_id"]
-        tables = [t.select(columns) for t in tables]
-        rows = list(rows)
-        if rows:
-            tables.append(pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows]))
-        if not tables:
-            return cls(_EMPTY)
-        return cls(pa.concat_tables([t.cast(_EMPTY.schema) for t in tables]))
+    def of(cls, tables: Iterable[pa.Table]) -> CaptureOffsets:
+        """From offsets tables (the parse stage's batches: any columns besides these)."""
+        parts = [t.select(_EMPTY.schema.names).cast(_EMPTY.schema) for t in tables]
+        return cls(pa.concat_tables(parts) if parts else _EMPTY)
 
     def owned(self, key: tuple, consumer_id: str | None) -> list[tuple[str, int]] | None:
         if self._owned is None:
