@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from html import escape
 from pathlib import Path
 
@@ -125,7 +126,9 @@ def write_report(f: DayFacts, warehouse: str) -> Path:
     root = Path("reports") if "://" in warehouse else Path(warehouse) / "reports"
     path = root / f"{f.run_date}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".html.tmp")
+    # A temporary name of this process's own: two nightlies of one date may finish
+    # together, and each must replace the page whole, never the other's half-written one.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(render(f), encoding="utf-8")
     tmp.replace(path)
     return path
