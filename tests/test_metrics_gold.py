@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pyspark.sql.functions as F
 import pytest
 from chispa import assert_df_equality
 
 from fleet_rebalance.metrics.consumer_status import consumer_status
 from fleet_rebalance.metrics.flapping import partition_flapping
-from fleet_rebalance.metrics.lag_distribution import lag_distribution, log2_bucket
 from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
-from fleet_rebalance.metrics.time_lag import time_lags
 from fleet_rebalance.metrics.timeline import coordinator_partition, rebalance_timeline
 from fleet_rebalance.pipeline import bronze, gold, silver
 
@@ -103,108 +100,6 @@ def test_stickiness_pools_the_day_and_skips_undefined_events(spark):
     assert s["unbalanced_events"] == 1 and s["max_partitions_per_member"] == 4
     assert s["mean_lag_skew"] == pytest.approx(1.5) and s["last_count_spread"] == 2
     assert s["last_lag_skew"] is None  # the day ended with no lag to be skewed
-
-
-def test_log2_buckets_are_exact_at_powers_of_two(spark):
-    values = [0, -3, 1, 2, 3, 4, 7, 8, 2**40 - 1, 2**40, 2**62]
-    df = spark.createDataFrame([(v,) for v in values], "lag long")
-    got = [r[0] for r in df.select(log2_bucket(F.col("lag"))).collect()]
-    assert got == [0, 0, 1, 2, 2, 3, 3, 4, 40, 41, 63]
-
-
-def test_lag_distribution_percentiles_histogram_and_unknown_lag(spark):
-    rows = [
-        {
-            "partition": p,
-            "captured_at": at(0),
-            "current_offset": 100,
-            "log_end_offset": 100 + lag,
-            "lag": lag,
-        }
-        for p, lag in enumerate([0, 10, 20, 30])
-    ] + [
-        {
-            "partition": 9,
-            "captured_at": at(0),
-            "current_offset": None,
-            "log_end_offset": 5,
-            "lag": None,
-        }
-    ]
-    samples = offsets(spark, rows)
-    got = lag_distribution(time_lags(samples, samples)).collect()
-    assert len(got) == 1
-    r = got[0].asDict()
-    assert (r["samples"], r["unknown_lag_samples"], r["partitions"]) == (4, 1, 5)
-    # numpy.percentile([0, 10, 20, 30], [50, 90, 99]) with linear interpolation.
-    assert (r["lag_p50"], r["lag_p90"], r["lag_p99"]) == pytest.approx((15.0, 27.0, 29.7))
-    assert r["lag_max"] == 30
-    assert r["histogram"] == [1, 0, 0, 0, 1, 2]  # 0 | 8 <= 10 < 16 | 16 <= 20, 30 < 32
-
-
-def test_empty_group_has_no_lag_distribution_row(spark):
-    samples = offsets(spark, [])
-    assert lag_distribution(time_lags(samples, samples)).count() == 0
-
-
-def test_time_lag_interpolates_extrapolates_and_ignores_the_future(spark):
-    leo = {0: 100, 60: 200, 120: 300, 180: 250}  # 250 goes backwards: not a point
-    history = [
-        {
-            "group_id": "other",
-            "partition": 0,
-            "captured_at": at(t),
-            "current_offset": o,
-            "log_end_offset": o,
-            "lag": 0,
-        }
-        for t, o in leo.items()
-    ]
-    mine = [
-        (0, 50, None),  # one point only: unknown
-        (60, 150, 30.0),  # between 100@0 and 200@60 -> 30 s; 300@120 is not known yet
-        (120, 300, 0.0),  # at the log end
-        (120, 250, 30.0),  # 200@60 .. 300@120 -> 90 s
-        (120, 200, 60.0),  # exactly an old log end: when it was last that
-        (120, 50, 150.0),  # before the oldest point: extrapolated along 100@0 .. 300@120
-        (180, 250, 90.0),  # 250@180 was refused, so the newest point is 300@120
-    ]
-    rows = history + [
-        {
-            "group_id": f"g{i}",  # one group per sample: a group has one row per capture
-            "partition": 0,
-            "captured_at": at(t),
-            "current_offset": c,
-            "log_end_offset": leo[t],
-            "lag": leo[t] - c,
-        }
-        for i, (t, c, _) in enumerate(mine)
-    ]
-    samples = offsets(spark, rows)
-    got = {
-        (r["captured_at"], r["current_offset"]): (r["time_lag_seconds"], r["time_lag_extrapolated"])
-        for r in time_lags(samples.where("group_id != 'other'"), samples).collect()
-    }
-    for t, c, want in mine:
-        lag, extrapolated = got[(at(t), c)]
-        assert lag == (pytest.approx(want) if want is not None else None), (t, c)
-        assert extrapolated == (c == 50 and t == 120)
-
-
-def test_time_lag_of_a_flat_log_is_unknown(spark):
-    rows = [
-        {
-            "partition": 0,
-            "captured_at": at(t),
-            "current_offset": 50,
-            "log_end_offset": 100,
-            "lag": 50,
-        }
-        for t in (0, 60)
-    ]
-    samples = offsets(spark, rows)
-    lags = [r["time_lag_seconds"] for r in time_lags(samples, samples).collect()]
-    assert lags == [None, None]
 
 
 def _status_rows(partition: int, offsets_and_lags, owner: str | None = "m1") -> list[dict]:

@@ -1,74 +1,163 @@
 """`lag_distribution`: per cluster, group, topic and date, the day's partition lag.
 
 Offset lag: exact percentiles with linear interpolation between closest ranks (Spark's
-`percentile`, numpy's default), max, and a log2 histogram where bucket 0 counts lag 0
-and bucket k counts 2^(k-1) <= lag < 2^k; `histogram[k]` is bucket k's count. A
-negative lag (a committed offset past the log end, seen after unclean truncation) is
-counted in bucket 0. Samples whose lag is unknown (`-` in the capture) are counted in
-`unknown_lag_samples`, not dropped. Time lag: see time_lag.py.
+`percentile`, to the last bit: the same formula in the same order), max, and a log2
+histogram where bucket 0 counts lag 0 and bucket k counts 2^(k-1) <= lag < 2^k;
+`histogram[k]` is bucket k's count. A negative lag (a committed offset past the log
+end, seen after unclean truncation) is counted in bucket 0. Samples whose lag is
+unknown (`-` in the capture) are counted in `unknown_lag_samples`, not dropped. Time
+lag: see time_lag.py.
+
+One call computes one topic of one cluster: every group reading the topic shares its
+log-end points, so the topic's rows of both days arrive together (sorting them is the
+whole cost of the metric, and numpy sorts a topic in microseconds).
 """
 
 from __future__ import annotations
 
-import pyspark.sql.functions as F
-from pyspark.sql import DataFrame
+import datetime as dt
+import itertools
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fleet_rebalance.metrics.time_lag import log_end_points, partition_time_lags
 
 PERCENTILES = (0.5, 0.9, 0.99)
+# What one call reads, per offsets sample of the run date or the day before.
+INPUT_COLUMNS = [
+    "cluster",
+    "group_id",
+    "topic",
+    "partition",
+    "captured_at",
+    "capture_date",
+    "current_offset",
+    "log_end_offset",
+    "lag",
+]
 
 
-def log2_bucket(lag: F.Column) -> F.Column:
-    """0 for lag <= 0, else the bit length of lag (exact, no float rounding)."""
-    guess = F.floor(F.log2(lag)).cast("int") + 1
-    one = F.lit(1).cast("long")
-    return (
-        F.when(lag <= 0, 0)
-        .when(F.call_function("shiftleft", one, guess - 1) > lag, guess - 1)
-        .when((guess < 63) & (F.call_function("shiftleft", one, guess) <= lag), guess + 1)
-        .otherwise(guess)
-    )
+def log2_buckets(lags: np.ndarray) -> np.ndarray:
+    """0 for lag <= 0, else the bit length of lag (exact: no float rounding)."""
+    lags = lags.astype(np.int64)
+    buckets = np.zeros(len(lags), np.int64)
+    positive = lags > 0
+    # frexp's exponent is the bit length while the float is exact (up to 2^53); above,
+    # rounding may carry to the next power of two, one too high: corrected here.
+    _, exponent = np.frexp(lags[positive].astype(np.float64))
+    exponent = np.minimum(exponent.astype(np.int64), 63)
+    exponent -= np.left_shift(np.int64(1), exponent - 1) > lags[positive]
+    buckets[positive] = exponent
+    return buckets
 
 
-def _histogram(buckets: F.Column) -> F.Column:
-    counts = F.transform(
-        F.sequence(F.lit(0), F.array_max(buckets)),
-        lambda k: F.size(F.filter(buckets, lambda b: b == k)).cast("long"),
-    )
-    return F.when(F.size(buckets) > 0, counts).otherwise(F.array().cast("array<long>"))
+def percentiles(values: np.ndarray) -> list[float | None]:
+    """Spark's `percentile` (PERCENTILES) of values: position (n - 1) * p, linear
+    between the two closest ranks."""
+    if not len(values):
+        return [None] * len(PERCENTILES)
+    ordered = np.sort(values.astype(np.float64))
+    result = []
+    for p in PERCENTILES:
+        position = (len(ordered) - 1) * p
+        lower, higher = math.floor(position), math.ceil(position)
+        low, high = float(ordered[lower]), float(ordered[higher])
+        if lower == higher or low == high:
+            result.append(low)
+        else:
+            result.append((higher - position) * low + (position - lower) * high)
+    return result
 
 
-def lag_distribution(samples_with_time_lag: DataFrame) -> DataFrame:
-    s = samples_with_time_lag.withColumn("date", F.col("capture_date"))
-    lag, time_lag = F.col("lag"), F.col("time_lag_seconds")
-    pct = [F.lit(p) for p in PERCENTILES]
-    grouped = s.groupBy("cluster", "group_id", "topic", "date").agg(
-        F.count_distinct("partition").cast("int").alias("partitions"),
-        F.count(lag).cast("long").alias("samples"),
-        F.count_if(lag.isNull()).cast("long").alias("unknown_lag_samples"),
-        F.percentile(lag, F.array(*pct)).alias("_p"),
-        F.max(lag).alias("lag_max"),
-        F.collect_list(F.when(lag.isNotNull(), log2_bucket(lag))).alias("_b"),
-        F.count(time_lag).cast("long").alias("time_lag_samples"),
-        F.count_if(F.col("time_lag_extrapolated")).cast("long").alias("time_lag_extrapolated"),
-        F.percentile(time_lag, F.array(*pct)).alias("_t"),
-        F.max(time_lag).alias("time_lag_max_seconds"),
-    )
-    return grouped.select(
-        "cluster",
-        "group_id",
-        "topic",
-        "date",
-        "partitions",
-        "samples",
-        "unknown_lag_samples",
-        F.col("_p")[0].alias("lag_p50"),
-        F.col("_p")[1].alias("lag_p90"),
-        F.col("_p")[2].alias("lag_p99"),
-        "lag_max",
-        _histogram(F.col("_b")).alias("histogram"),
-        "time_lag_samples",
-        "time_lag_extrapolated",
-        F.col("_t")[0].alias("time_lag_p50_seconds"),
-        F.col("_t")[1].alias("time_lag_p90_seconds"),
-        F.col("_t")[2].alias("time_lag_p99_seconds"),
-        "time_lag_max_seconds",
-    )
+def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, extrapolated) for the run date's rows (`today`) of one topic's table,
+    each partition against the log-end points of all its rows."""
+    partition = table["partition"].to_numpy(zero_copy_only=False)
+    times = pc.cast(table["captured_at"], pa.int64())
+    timed = _valid(times)
+    times = times.fill_null(0).to_numpy(zero_copy_only=False)
+    log_end = table["log_end_offset"]
+    has_end = _valid(log_end) & timed
+    log_end = log_end.fill_null(0).to_numpy(zero_copy_only=False)
+    committed = table["current_offset"]
+    known = _valid(committed) & timed
+    committed = committed.fill_null(0).to_numpy(zero_copy_only=False)
+    lags = np.full(len(partition), np.nan)
+    extrapolated = np.zeros(len(partition), bool)
+    for rows in _runs(partition):
+        ends = rows[has_end[rows]]
+        point_times, point_offsets = log_end_points(times[ends], log_end[ends])
+        mine = rows[today[rows]]
+        lags[mine], extrapolated[mine] = partition_time_lags(
+            point_times, point_offsets, times[mine], committed[mine], known[mine]
+        )
+    return lags, extrapolated
+
+
+def topic_lag_distribution(table: pa.Table, run_date: dt.date) -> list[dict[str, Any]]:
+    """lag_distribution rows of one cluster's topic for run_date; `table` holds the
+    topic's offsets samples (INPUT_COLUMNS) of run_date and the day before."""
+    today = pc.equal(table["capture_date"], pa.scalar(run_date, pa.date32()))
+    today = today.fill_null(False).to_numpy(zero_copy_only=False)
+    if not today.any():
+        return []
+    seconds, extrapolated = topic_time_lags(table, today)
+    rows = np.flatnonzero(today)
+    # Dictionary codes, not the strings: a null group_id is a group of its own, as in SQL.
+    groups = table["group_id"].take(rows).combine_chunks().dictionary_encode()
+    names = [*groups.dictionary.to_pylist(), None]
+    codes = groups.indices.fill_null(len(names) - 1).to_numpy(zero_copy_only=False)
+    lag = table["lag"].take(rows)
+    lag_known = _valid(lag)
+    lag = lag.fill_null(0).to_numpy(zero_copy_only=False)
+    partition = table["partition"].take(rows).to_numpy(zero_copy_only=False)
+    seconds, extrapolated = seconds[rows], extrapolated[rows]
+    cluster, topic = table["cluster"][0].as_py(), table["topic"][0].as_py()
+    out = []
+    for mine in _runs(codes):
+        known = mine[lag_known[mine]]
+        lags = lag[known]
+        timed = mine[~np.isnan(seconds[mine])]
+        time_lags = seconds[timed]
+        lag_pct, time_pct = percentiles(lags), percentiles(time_lags)
+        out.append(
+            {
+                "cluster": cluster,
+                "group_id": names[codes[mine[0]]],
+                "topic": topic,
+                "date": run_date,
+                "partitions": len(np.unique(partition[mine])),
+                "samples": len(known),
+                "unknown_lag_samples": len(mine) - len(known),
+                "lag_p50": lag_pct[0],
+                "lag_p90": lag_pct[1],
+                "lag_p99": lag_pct[2],
+                "lag_max": int(lags.max()) if len(lags) else None,
+                "histogram": np.bincount(log2_buckets(lags)).tolist(),
+                "time_lag_samples": len(timed),
+                "time_lag_extrapolated": int(extrapolated[timed].sum()),
+                "time_lag_p50_seconds": time_pct[0],
+                "time_lag_p90_seconds": time_pct[1],
+                "time_lag_p99_seconds": time_pct[2],
+                "time_lag_max_seconds": float(time_lags.max()) if len(timed) else None,
+            }
+        )
+    return out
+
+
+def _runs(keys: np.ndarray) -> Iterator[np.ndarray]:
+    """The row numbers of each distinct key, in key order."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True])
+    for start, stop in itertools.pairwise(bounds):
+        yield order[start:stop]
+
+
+def _valid(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return pc.is_valid(values).to_numpy(zero_copy_only=False)

@@ -6,35 +6,25 @@ import datetime as dt
 import logging
 import time
 
+import pyarrow as pa
 import pyspark.sql.functions as F
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics.consumer_status import consumer_status
 from fleet_rebalance.metrics.flapping import partition_flapping
-from fleet_rebalance.metrics.lag_distribution import lag_distribution
+from fleet_rebalance.metrics.lag_distribution import INPUT_COLUMNS, topic_lag_distribution
 from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
-from fleet_rebalance.metrics.time_lag import time_lags
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.pipeline.writes import replace_date
 from fleet_rebalance.storage import read_table
 
 log = logging.getLogger("fleet_rebalance.metrics")
-# What lag_distribution reads: narrow rows sort faster in time_lags' windows.
-LAG_COLUMNS = [
-    "cluster",
-    "group_id",
-    "topic",
-    "partition",
-    "captured_at",
-    "capture_date",
-    "current_offset",
-    "lag",
-]
 
 
 def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
@@ -54,7 +44,6 @@ def gold_frames(
         return read_table(spark, config.table_path(name))
 
     days = [run_date - dt.timedelta(days=1), run_date]
-    today = samples.where(F.col("capture_date") == F.lit(run_date))
     replayed = table("replay_metrics").where(F.col("event_date") == F.lit(run_date))
     sticky, skewed = stickiness(replayed), skew(replayed)
     states = table("group_states").where(F.col("capture_date") == F.lit(run_date))
@@ -64,7 +53,7 @@ def gold_frames(
     frames = {
         "stickiness": sticky,
         "skew": skewed,
-        "lag_distribution": lag_distribution(time_lags(today.select(*LAG_COLUMNS), samples)),
+        "lag_distribution": lag_distribution(samples, run_date),
         "consumer_status": consumer_status(samples, run_date, m.burrow_intervals),
         "partition_flapping": partition_flapping(
             table("assignment_replay").where(silver_day),
@@ -77,6 +66,20 @@ def gold_frames(
         name: frames[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
         for name, schema in gold.TABLES.items()
     }
+
+
+def lag_distribution(samples: DataFrame, run_date: dt.date) -> DataFrame:
+    """The lag_distribution rows of run_date, one Arrow call per (cluster, topic):
+    `samples` are offset_history's, both days (yesterday's log ends are points too)."""
+    schema = gold.TABLES["lag_distribution"]
+    arrow_schema = to_arrow_schema(schema)
+
+    def per_topic(table: pa.Table) -> pa.Table:
+        return pa.Table.from_pylist(topic_lag_distribution(table, run_date), arrow_schema)
+
+    return (
+        samples.select(*INPUT_COLUMNS).groupBy("cluster", "topic").applyInArrow(per_topic, schema)
+    )
 
 
 def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[str, int]:
