@@ -7,13 +7,13 @@ import datetime as dt
 import pytest
 from chispa import assert_df_equality
 
-from fleet_rebalance.metrics.consumer_status import consumer_status
 from fleet_rebalance.metrics.flapping import partition_flapping
 from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.timeline import coordinator_partition, rebalance_timeline
 from fleet_rebalance.pipeline import bronze, gold, silver
+from fleet_rebalance.pipeline.metrics import consumer_status
 
 DAY = dt.date(2026, 11, 20)
 T0 = dt.datetime(2026, 11, 20, 10, 0)

@@ -14,114 +14,127 @@ STOPs, and one whose owner keeps the offset still STALLs, as Burrow tells them a
 The previous date's captures fill the first windows of the day; one status is rated at
 every capture of the date. A window of a single capture has nothing to compare and is
 OK (Burrow, rating one commit, would call it STALL or STOP).
+
+One call rates one group (its status is over all its partitions). Rules over
+neighbouring entries (an offset going back, moving, the lag shrinking) are flags on
+each entry against the one before it; "any pair in the window" is a difference of
+running sums, so every window of every partition is rated at once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-import pyspark.sql.functions as F
-from pyspark.sql import DataFrame, Window
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 RANKS = {"OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
-PARTITION = ["cluster", "group_id", "topic", "partition"]
+NAMES = np.array([None, *RANKS], dtype=object)  # NAMES[rank]
+# What one call reads, per offsets sample of the run date or the day before.
+INPUT_COLUMNS = [
+    "cluster",
+    "group_id",
+    "topic",
+    "partition",
+    "captured_at",
+    "capture_date",
+    "current_offset",
+    "lag",
+    "consumer_id",
+]
 
 
-def _rank(status: F.Column) -> F.Column:
-    return F.create_map(*[F.lit(x) for kv in RANKS.items() for x in kv])[status]
+def window_ranks(
+    starts: np.ndarray,
+    micros: np.ndarray,
+    offsets: np.ndarray,
+    lags: np.ndarray,
+    owned: np.ndarray,
+    intervals: int,
+) -> np.ndarray:
+    """The Burrow rank of each entry's window: entries sorted by partition, then time;
+    `starts` marks each partition's first entry; a window is the entry and the
+    `intervals - 1` entries of its partition before it."""
+    row = np.arange(len(micros))
+    first = np.maximum.accumulate(np.where(starts, row, 0))  # the partition's first row
+    window = np.maximum(first, row - intervals + 1)
+    pairs = np.maximum(first, row - intervals + 2)  # entries compared with one before
+
+    def any_in(flag: np.ndarray, begin: np.ndarray) -> np.ndarray:
+        running = np.r_[0, np.cumsum(flag)]
+        return running[row + 1] > running[begin]
+
+    previous_offset, previous_lag = np.r_[0, offsets[:-1]], np.r_[0, lags[:-1]]
+    paired = ~starts
+    seconds = micros / 1_000_000
+    changed = starts | (offsets != previous_offset)
+    since = seconds[np.maximum.accumulate(np.where(changed, row, 0))]
+    ts = np.where(owned, seconds, since)
+    rules = [
+        (lags <= 0) | any_in(lags == 0, window),
+        row - window < 1,  # a window of one entry
+        any_in(paired & (offsets < previous_offset), pairs),
+        seconds - ts > ts - ts[window],
+        ~any_in(paired & (offsets != previous_offset), pairs),
+        ~any_in(paired & (lags < previous_lag), pairs),
+    ]
+    ranks = [RANKS[s] for s in ("OK", "OK", "REWIND", "STOP", "STALL", "WARN")]
+    return np.select(rules, ranks, default=RANKS["OK"])
 
 
-def _status_of(rank: F.Column) -> F.Column:
-    by_rank = {v: k for k, v in RANKS.items()}
-    return F.create_map(*[F.lit(x) for kv in by_rank.items() for x in kv])[rank]
-
-
-def window_status(samples: DataFrame, intervals: int) -> DataFrame:
-    """One row per committed sample: its window's Burrow status.
-
-    A window is the sample and the `intervals - 1` committed samples before it. Rules
-    over neighbouring entries (an offset going back, moving, the lag shrinking) are
-    flags on each entry against the one before it, so "any pair in the window" is a
-    max over the window less its first entry: sliding aggregates of numbers, no array
-    of entries per row."""
-    by_time = Window.partitionBy(*PARTITION).orderBy("captured_at")
-    window = by_time.rowsBetween(-(intervals - 1), 0)
-    pairs = by_time.rowsBetween(-(intervals - 2), 0) if intervals > 1 else None
-    committed = samples.where(F.col("current_offset").isNotNull() & F.col("lag").isNotNull())
-    offset, lag = F.col("current_offset"), F.col("lag")
-    previous_offset, previous_lag = F.col("_previous_offset"), F.col("_previous_lag")
-    seconds = F.unix_micros("captured_at") / 1_000_000
-    changed = previous_offset.isNull() | (offset != previous_offset)
-    # One window order for everything: since = when the offset last changed.
-    since = F.max(F.when(F.col("_changed"), seconds)).over(
-        by_time.rowsBetween(Window.unboundedPreceding, 0)
+def group_consumer_status(table: pa.Table, run_date: dt.date, intervals: int) -> dict[str, list]:
+    """consumer_status columns of one group for run_date ({} when it has no rated entry
+    that day); `table` holds the group's offset_samples rows (INPUT_COLUMNS: topic and
+    partition known) of run_date and the day before."""
+    committed = pc.and_(
+        pc.and_(pc.is_valid(table["current_offset"]), pc.is_valid(table["lag"])),
+        pc.is_valid(table["captured_at"]),
     )
-
-    def any_pair(flag: F.Column) -> F.Column:
-        if pairs is None:
-            return F.lit(False)
-        return F.max(F.coalesce(flag, F.lit(False))).over(pairs)
-
-    entries = (
-        committed.withColumn("_previous_offset", F.lag(offset).over(by_time))
-        .withColumn("_previous_lag", F.lag(lag).over(by_time))
-        .withColumn("_changed", changed)
-        .withColumn("since", since)
-        .withColumn(
-            "ts", F.when(F.col("consumer_id").isNotNull(), seconds).otherwise(F.col("since"))
-        )
-    )
-    rated = entries.select(
-        "*",
-        F.count(F.lit(1)).over(window).alias("_size"),
-        F.max(lag == 0).over(window).alias("_zero"),
-        F.first("ts").over(window).alias("_first_ts"),
-        any_pair(offset < previous_offset).alias("_rewound"),
-        any_pair(offset != previous_offset).alias("_moved"),
-        any_pair(lag < previous_lag).alias("_shrank"),
-    )
-    now, ts = seconds, F.col("ts")
-    status = (
-        F.when((lag <= 0) | F.col("_zero"), "OK")
-        .when(F.col("_size") < 2, "OK")
-        .when(F.col("_rewound"), "REWIND")
-        .when(now - ts > ts - F.col("_first_ts"), "STOP")
-        .when(~F.col("_moved"), "STALL")
-        .when(~F.col("_shrank"), "WARN")
-        .otherwise("OK")
-    )
-    return rated.select(*PARTITION, "captured_at", "capture_date", "lag", status.alias("status"))
-
-
-def consumer_status(samples: DataFrame, run_date: dt.date, intervals: int = 10) -> DataFrame:
-    """Per partition: its status at the date's last capture, its worst over the date,
-    and its group's Burrow status (worst partition at the end, capped at ERR) and worst
-    partition status over the date."""
-    rated = window_status(samples, intervals).where(F.col("capture_date") == F.lit(run_date))
-    rated = rated.withColumn("rank", _rank(F.col("status")))
-    latest = F.struct("captured_at")
-    worst_first = F.struct(F.col("rank"), -F.unix_micros("captured_at"))
-    per_partition = rated.groupBy(*PARTITION).agg(
-        F.count(F.lit(1)).cast("int").alias("windows"),
-        F.max_by("status", latest).alias("status"),
-        F.max_by("lag", latest).alias("current_lag"),
-        F.max("captured_at").alias("evaluated_at"),
-        F.max("rank").alias("_worst"),
-        F.max_by("captured_at", worst_first).alias("worst_status_at"),
-        F.count_if(F.col("rank") > 1).cast("int").alias("non_ok_windows"),
-    )
-    group = Window.partitionBy("cluster", "group_id")
-    end_rank = F.max(_rank(F.col("status"))).over(group)
-    return per_partition.select(
-        *PARTITION,
-        F.lit(run_date).cast("date").alias("date"),
-        "windows",
-        "status",
-        "current_lag",
-        "evaluated_at",
-        _status_of(F.col("_worst")).alias("worst_status"),
-        "worst_status_at",
-        "non_ok_windows",
-        _status_of(F.least(end_rank, F.lit(RANKS["ERR"]))).alias("group_status"),
-        _status_of(F.max("_worst").over(group)).alias("group_worst_status"),
-    )
+    table = table.filter(committed)
+    if not table.num_rows:
+        return {}
+    topics = table["topic"].combine_chunks().dictionary_encode()
+    topic_code = topics.indices.to_numpy(zero_copy_only=False)
+    partition = table["partition"].to_numpy(zero_copy_only=False)
+    micros = pc.cast(table["captured_at"], pa.int64()).to_numpy(zero_copy_only=False)
+    order = np.lexsort((micros, partition, topic_code))
+    topic_code, partition, micros = topic_code[order], partition[order], micros[order]
+    offsets = table["current_offset"].to_numpy(zero_copy_only=False)[order]
+    lags = table["lag"].to_numpy(zero_copy_only=False)[order]
+    owned = pc.is_valid(table["consumer_id"]).to_numpy(zero_copy_only=False)[order]
+    today = pc.equal(table["capture_date"], pa.scalar(run_date, pa.date32()))
+    today = today.fill_null(False).to_numpy(zero_copy_only=False)[order]
+    starts = np.r_[True, (topic_code[1:] != topic_code[:-1]) | (partition[1:] != partition[:-1])]
+    ranks = window_ranks(starts, micros, offsets, lags, owned, intervals)[today]
+    rows = np.flatnonzero(today)
+    if not len(rows):
+        return {}
+    # A partition's entries of the date are consecutive in `rows`: one segment each.
+    partition_of = (np.cumsum(starts) - 1)[rows]
+    begin = np.flatnonzero(np.r_[True, partition_of[1:] != partition_of[:-1]])
+    end = np.r_[begin[1:], len(rows)] - 1
+    times = micros[rows]
+    worst = np.maximum.reduceat(ranks, begin)
+    windows = np.diff(np.r_[begin, len(rows)])
+    is_worst = ranks == np.repeat(worst, windows)
+    worst_at = np.minimum.reduceat(np.where(is_worst, times, np.iinfo(np.int64).max), begin)
+    last = ranks[end]
+    cluster, group = table["cluster"][0].as_py(), table["group_id"][0].as_py()
+    count = len(begin)
+    return {
+        "cluster": [cluster] * count,
+        "group_id": [group] * count,
+        "date": [run_date] * count,
+        "topic": topics.dictionary.take(pa.array(topic_code[rows[begin]])).to_pylist(),
+        "partition": partition[rows[begin]],
+        "windows": windows,
+        "status": NAMES[last],
+        "current_lag": lags[rows[end]],
+        "evaluated_at": times[end],
+        "worst_status": NAMES[worst],
+        "worst_status_at": worst_at,
+        "non_ok_windows": np.add.reduceat((ranks > RANKS["OK"]).astype(np.int64), begin),
+        "group_status": [NAMES[min(last.max(), RANKS["ERR"])]] * count,
+        "group_worst_status": [NAMES[worst.max()]] * count,
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyspark.sql.functions as F
@@ -13,9 +14,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.metrics.consumer_status import consumer_status
+from fleet_rebalance.metrics import consumer_status as status
+from fleet_rebalance.metrics import lag_distribution as lags
 from fleet_rebalance.metrics.flapping import partition_flapping
-from fleet_rebalance.metrics.lag_distribution import INPUT_COLUMNS, topic_lag_distribution
 from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
@@ -69,16 +70,43 @@ def gold_frames(
 
 
 def lag_distribution(samples: DataFrame, run_date: dt.date) -> DataFrame:
-    """The lag_distribution rows of run_date, one Arrow call per (cluster, topic):
-    `samples` are offset_history's, both days (yesterday's log ends are points too)."""
-    schema = gold.TABLES["lag_distribution"]
+    """lag_distribution of run_date, one Arrow call per cluster and topic: `samples` are
+    offset_history's, both days (yesterday's log ends are time-lag points too)."""
+
+    def per_topic(table: pa.Table, schema: pa.Schema) -> pa.Table:
+        return pa.Table.from_pylist(lags.topic_lag_distribution(table, run_date), schema)
+
+    columns = lags.INPUT_COLUMNS
+    return _per_key(samples, ["cluster", "topic"], columns, "lag_distribution", per_topic)
+
+
+def consumer_status(samples: DataFrame, run_date: dt.date, intervals: int) -> DataFrame:
+    """consumer_status of run_date, one Arrow call per group (its status spans its
+    partitions): `samples` are offset_history's, both days (yesterday's captures fill
+    the day's first windows)."""
+
+    def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
+        columns = status.group_consumer_status(table, run_date, intervals)
+        return pa.Table.from_pydict(columns, schema) if columns else schema.empty_table()
+
+    columns = status.INPUT_COLUMNS
+    return _per_key(samples, ["cluster", "group_id"], columns, "consumer_status", per_group)
+
+
+def _per_key(
+    samples: DataFrame,
+    keys: list[str],
+    columns: list[str],
+    name: str,
+    compute: Callable[[pa.Table, pa.Schema], pa.Table],
+) -> DataFrame:
+    """Gold table `name` from compute(rows of one key, the table's Arrow schema)."""
+    schema = gold.TABLES[name]
     arrow_schema = to_arrow_schema(schema)
-
-    def per_topic(table: pa.Table) -> pa.Table:
-        return pa.Table.from_pylist(topic_lag_distribution(table, run_date), arrow_schema)
-
     return (
-        samples.select(*INPUT_COLUMNS).groupBy("cluster", "topic").applyInArrow(per_topic, schema)
+        samples.select(*columns)
+        .groupBy(*keys)
+        .applyInArrow(lambda table: compute(table, arrow_schema), schema)
     )
 
 
