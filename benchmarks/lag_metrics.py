@@ -60,7 +60,12 @@ def main() -> int:
         config = Config(
             raw_root=str(root / "raw"),
             warehouse=str(root / "wh"),
-            spark={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "8"},
+            spark={
+                "spark.ui.showConsoleProgress": "false",
+                "spark.sql.shuffle.partitions": "8",
+                # The samples also come to the driver whole, for the in-process core.
+                "spark.driver.memory": "4g",
+            },
         )
         spark = build_session(config, job="bench-lag-metrics", master="local[2]")
         spark.sparkContext.setLogLevel("ERROR")
