@@ -6,22 +6,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pyarrow as pa
+from sample_tables import sample_table
 
 from fleet_rebalance.metrics.consumer_status import INPUT_COLUMNS, group_consumer_status
 
 DAY = dt.date(2026, 11, 20)
 MIDNIGHT = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
-TYPES = {
-    "cluster": pa.string(),
-    "group_id": pa.string(),
-    "topic": pa.string(),
-    "partition": pa.int32(),
-    "captured_at": pa.timestamp("us", tz="UTC"),
-    "capture_date": pa.date32(),
-    "current_offset": pa.int64(),
-    "lag": pa.int64(),
-    "consumer_id": pa.string(),
-}
 
 
 def entries(topic: str, partition: int, minutes_and_values, owner: str | None = "m1"):
@@ -45,8 +35,7 @@ def entries(topic: str, partition: int, minutes_and_values, owner: str | None = 
 
 
 def status(rows: list[dict], intervals: int = 3) -> dict[tuple, dict]:
-    schema = pa.schema([(name, TYPES[name]) for name in INPUT_COLUMNS])
-    columns = group_consumer_status(pa.Table.from_pylist(rows, schema), DAY, intervals)
+    columns = group_consumer_status(sample_table(rows, INPUT_COLUMNS), DAY, intervals)
     instant = pa.timestamp("us", tz="UTC")
     table = pa.table(
         {

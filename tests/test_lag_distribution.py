@@ -10,6 +10,7 @@ import pyspark.sql.functions as F
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sample_tables import sample_table
 
 from fleet_rebalance.metrics.lag_distribution import (
     INPUT_COLUMNS,
@@ -25,17 +26,6 @@ from fleet_rebalance.pipeline.metrics import lag_distribution
 
 DAY = dt.date(2026, 11, 20)
 T0 = dt.datetime(2026, 11, 20, 10, 0, tzinfo=dt.UTC)
-TYPES = {
-    "cluster": pa.string(),
-    "group_id": pa.string(),
-    "topic": pa.string(),
-    "partition": pa.int32(),
-    "captured_at": pa.timestamp("us", tz="UTC"),
-    "capture_date": pa.date32(),
-    "current_offset": pa.int64(),
-    "log_end_offset": pa.int64(),
-    "lag": pa.int64(),
-}
 
 
 def at(seconds: float) -> dt.datetime:
@@ -59,8 +49,7 @@ def sample(seconds: float, committed: int | None, log_end: int | None, **more) -
 
 
 def table(rows: list[dict]) -> pa.Table:
-    schema = pa.schema([(name, TYPES[name]) for name in INPUT_COLUMNS])
-    return pa.Table.from_pylist(rows, schema)
+    return sample_table(rows, INPUT_COLUMNS)
 
 
 def time_lags_of(rows: list[dict], mine) -> list[tuple[float | None, bool]]:
