@@ -29,20 +29,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
+
 RANKS = {"OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
 NAMES = np.array([None, *RANKS], dtype=object)  # NAMES[rank]
 # What one call reads, per offsets sample of the run date or the day before.
-INPUT_COLUMNS = [
-    "cluster",
-    "group_id",
-    "topic",
-    "partition",
-    "captured_at",
-    "capture_date",
-    "current_offset",
-    "lag",
-    "consumer_id",
-]
+INPUT_COLUMNS = [*SAMPLE_COLUMNS, "consumer_id"]
 
 
 def window_ranks(
@@ -100,16 +92,15 @@ def group_consumer_status(table: pa.Table, run_date: dt.date, intervals: int) ->
     micros = pc.cast(table["captured_at"], pa.int64()).to_numpy(zero_copy_only=False)
     order = np.lexsort((micros, partition, topic_code))
     topic_code, partition, micros = topic_code[order], partition[order], micros[order]
-    offsets = table["current_offset"].to_numpy(zero_copy_only=False)[order]
-    lags = table["lag"].to_numpy(zero_copy_only=False)[order]
-    owned = pc.is_valid(table["consumer_id"]).to_numpy(zero_copy_only=False)[order]
-    today = pc.equal(table["capture_date"], pa.scalar(run_date, pa.date32()))
-    today = today.fill_null(False).to_numpy(zero_copy_only=False)[order]
-    starts = np.r_[True, (topic_code[1:] != topic_code[:-1]) | (partition[1:] != partition[:-1])]
-    ranks = window_ranks(starts, micros, offsets, lags, owned, intervals)[today]
+    today = on_date(table, run_date)[order]
     rows = np.flatnonzero(today)
     if not len(rows):
         return {}
+    offsets = table["current_offset"].to_numpy(zero_copy_only=False)[order]
+    lags = table["lag"].to_numpy(zero_copy_only=False)[order]
+    owned = valid(table["consumer_id"])[order]
+    starts = np.r_[True, (topic_code[1:] != topic_code[:-1]) | (partition[1:] != partition[:-1])]
+    ranks = window_ranks(starts, micros, offsets, lags, owned, intervals)[today]
     # A partition's entries of the date are consecutive in `rows`: one segment each.
     partition_of = (np.cumsum(starts) - 1)[rows]
     begin = np.flatnonzero(np.r_[True, partition_of[1:] != partition_of[:-1]])

@@ -25,21 +25,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
 from fleet_rebalance.metrics.time_lag import log_end_points, partition_time_lags
 
 PERCENTILES = (0.5, 0.9, 0.99)
 # What one call reads, per offsets sample of the run date or the day before.
-INPUT_COLUMNS = [
-    "cluster",
-    "group_id",
-    "topic",
-    "partition",
-    "captured_at",
-    "capture_date",
-    "current_offset",
-    "log_end_offset",
-    "lag",
-]
+INPUT_COLUMNS = [*SAMPLE_COLUMNS, "log_end_offset"]
 
 
 def log2_buckets(lags: np.ndarray) -> np.ndarray:
@@ -79,13 +70,13 @@ def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.
     each partition against the log-end points of all its rows."""
     partition = table["partition"].to_numpy(zero_copy_only=False)
     times = pc.cast(table["captured_at"], pa.int64())
-    timed = _valid(times)
+    timed = valid(times)
     times = times.fill_null(0).to_numpy(zero_copy_only=False)
     log_end = table["log_end_offset"]
-    has_end = _valid(log_end) & timed
+    has_end = valid(log_end) & timed
     log_end = log_end.fill_null(0).to_numpy(zero_copy_only=False)
     committed = table["current_offset"]
-    known = _valid(committed) & timed
+    known = valid(committed) & timed
     committed = committed.fill_null(0).to_numpy(zero_copy_only=False)
     lags = np.full(len(partition), np.nan)
     extrapolated = np.zeros(len(partition), bool)
@@ -102,8 +93,7 @@ def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.
 def topic_lag_distribution(table: pa.Table, run_date: dt.date) -> list[dict[str, Any]]:
     """lag_distribution rows of one cluster's topic for run_date; `table` holds the
     topic's offsets samples (INPUT_COLUMNS) of run_date and the day before."""
-    today = pc.equal(table["capture_date"], pa.scalar(run_date, pa.date32()))
-    today = today.fill_null(False).to_numpy(zero_copy_only=False)
+    today = on_date(table, run_date)
     if not today.any():
         return []
     seconds, extrapolated = topic_time_lags(table, today)
@@ -113,7 +103,7 @@ def topic_lag_distribution(table: pa.Table, run_date: dt.date) -> list[dict[str,
     names = [*groups.dictionary.to_pylist(), None]
     codes = groups.indices.fill_null(len(names) - 1).to_numpy(zero_copy_only=False)
     lag = table["lag"].take(rows)
-    lag_known = _valid(lag)
+    lag_known = valid(lag)
     lag = lag.fill_null(0).to_numpy(zero_copy_only=False)
     partition = table["partition"].take(rows).to_numpy(zero_copy_only=False)
     seconds, extrapolated = seconds[rows], extrapolated[rows]
@@ -157,7 +147,3 @@ def _runs(keys: np.ndarray) -> Iterator[np.ndarray]:
     bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True])
     for start, stop in itertools.pairwise(bounds):
         yield order[start:stop]
-
-
-def _valid(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    return pc.is_valid(values).to_numpy(zero_copy_only=False)
