@@ -18,7 +18,7 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import bronze, ingest
 from fleet_rebalance.pipeline.ingest_files import RawFile
-from fleet_rebalance.pipeline.members_enrichment import CaptureOffsets
+from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark
@@ -212,17 +212,27 @@ def test_members_are_completed_from_the_same_captures_offsets():
     rows += [offset("m1", "w", 7, group="h"), offset("m1", "x", 0, at=at + dt.timedelta(1))]
     batch = pa.Table.from_pylist([offset("m1", "t", 0)])
     capture = CaptureOffsets.of([pa.Table.from_pylist(rows), batch])
-    m1 = capture.enrich(member("m1", groups=[[2, 0]]))
+
+    def enrich(capture, *members):
+        table = pa.Table.from_pylist(list(members), schema=MEMBERS_SCHEMA)
+        return capture.enrich(table).to_pylist()
+
+    m1, m2, m9, m3 = enrich(
+        capture,
+        member("m1", groups=[[2, 0]]),
+        # (1,5) listed but the offsets view shows only partition 1: unknown, not guessed.
+        member("m2", groups=[[1, 5]]),
+        member("m9", groups=[[]]),
+        member("m3", [{"topic": "t", "partition": 9}], None, ["t"]),
+    )
     assert m1["assignment"] == [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 2}]
     assert (m1["subscription"], m1["subscription_inferred"]) == (["t", "u", "v"], True)
     assert "assignment_groups" not in m1
-    # (1,5) listed but the offsets view shows only partition 1: unknown, not guessed.
-    assert capture.enrich(member("m2", groups=[[1, 5]]))["assignment"] is None
-    assert capture.enrich(member("m9", groups=[[]]))["assignment"] is None
-    captured = capture.enrich(member("m3", [{"topic": "t", "partition": 9}], None, ["t"]))
-    assert (captured["subscription"], captured["subscription_inferred"]) == (["t"], False)
-    assert captured["assignment"] == [{"topic": "t", "partition": 9}]
-    unknown = CaptureOffsets.of([]).enrich(member("m1", groups=[[0]]))
+    assert m2["assignment"] is None
+    assert m9["assignment"] is None
+    assert (m3["subscription"], m3["subscription_inferred"]) == (["t"], False)
+    assert m3["assignment"] == [{"topic": "t", "partition": 9}]
+    (unknown,) = enrich(CaptureOffsets.of([]), member("m1", groups=[[0]]))
     assert (unknown["assignment"], unknown["subscription"]) == (None, None)
     assert unknown["subscription_inferred"] is None
 

@@ -9,6 +9,9 @@ TOPICLESS = re.compile(r"\(([\d,]*)\)")  # (0,1,10), (2)              (3.8, 3.9)
 KIP_1099 = re.compile(r"^[^\s:;]+:[\d,]+(?:;[^\s:;]+:[\d,]+)*$")  # audit:2;orders:0,1,10 (4.x)
 
 
+INT32_MAX = 2**31 - 1
+
+
 class AssignmentTextError(ValueError):
     pass
 
@@ -20,7 +23,7 @@ def parse_assignment(text: str) -> tuple[list[tuple[str, int]] | None, list[list
         return [], None
     if KIP_1099.match(text):
         return [
-            (topic, int(p))
+            (topic, _partition(p, text))
             for item in text.split(";")
             for topic, parts in [item.split(":", 1)]
             for p in parts.split(",")
@@ -29,8 +32,17 @@ def parse_assignment(text: str) -> tuple[list[tuple[str, int]] | None, list[list
         groups = TOPICLESS.findall(text)
         if not groups or TOPICLESS.sub("", text).replace(",", "").strip():
             raise AssignmentTextError(f"unreadable topic-less assignment {text!r}")
-        return None, [[int(p) for p in g.split(",") if p] for g in groups]
+        return None, [[_partition(p, text) for p in g.split(",") if p] for g in groups]
     pairs = SCALA.findall(text)
     if not pairs or SCALA.sub("", text).replace(",", "").strip():
         raise AssignmentTextError(f"unreadable assignment {text!r}")
-    return [(topic, int(p)) for topic, parts in pairs for p in parts.split(",") if p], None
+    return [
+        (topic, _partition(p, text)) for topic, parts in pairs for p in parts.split(",") if p
+    ], None
+
+
+def _partition(number: str, text: str) -> int:
+    """Kafka never prints an empty or out-of-range partition: such text is unreadable."""
+    if not number.isascii() or not number or int(number) > INT32_MAX:
+        raise AssignmentTextError(f"invalid partition {number!r} in assignment {text!r}")
+    return int(number)

@@ -9,6 +9,7 @@ is quarantined, never shifted to fit.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -18,6 +19,7 @@ import pyarrow.compute as pc
 
 from fleet_rebalance.capture import lines as msg
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
+from fleet_rebalance.capture.members_bulk import BulkMembers
 from fleet_rebalance.capture.result import (
     FAILED_CAPTURE,
     GROUP_STATES,
@@ -71,18 +73,24 @@ COORDINATOR_ID = re.compile(r"^\((-?\d+)\)$")
 
 def header_view(line: str) -> tuple[str, list[str]] | None:
     """(view, column names) when line is a describe header; 0.9's is comma-separated."""
-    text = line.strip()
+    # Kafka pads each group's block to its own widths: cached on the words, not the line.
+    header = _header_view(" ".join(line.split()))
+    return None if header is None else (header[0], list(header[1]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _header_view(text: str) -> tuple[str, tuple[str, ...]] | None:
     if ", " in text and text.startswith("GROUP, TOPIC"):
         columns = [c.strip().replace(" ", "-") for c in text.split(",")]
     else:
         columns = text.replace("COORDINATOR (ID)", "COORDINATOR-(ID)").split()
     names = set(columns)
     if "#PARTITIONS" in names and "CONSUMER-ID" in names:
-        return MEMBERS_VIEW, columns
+        return MEMBERS_VIEW, tuple(columns)
     if "COORDINATOR-(ID)" in names:
-        return STATE_VIEW, columns
+        return STATE_VIEW, tuple(columns)
     if {"TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET"} <= names:
-        return OFFSETS_VIEW, columns
+        return OFFSETS_VIEW, tuple(columns)
     return None
 
 
@@ -106,7 +114,7 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
     blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
     maybe = pc.match_substring_regex(stripped, HEADER_START).to_numpy(zero_copy_only=False)
     state = _DescribeState(result, context)
-    fast = _FastOffsets(state, context)
+    bulk = {OFFSETS_VIEW: _FastOffsets(state, context), MEMBERS_VIEW: BulkMembers(result, context)}
     is_header = np.zeros(count, dtype=bool)
     headers: dict[int, tuple[str, list[str], bool]] = {}
     for index in np.flatnonzero(maybe):
@@ -121,19 +129,17 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
     header_of = np.maximum.accumulate(np.where(is_header, positions, -1))
     segment = np.cumsum(blank | is_header)
     content = ~(blank | is_header)
-    layouts = {
-        h: fast.layout_for(view, columns, comma) for h, (view, columns, comma) in headers.items()
-    }
-    eligible = content & np.isin(header_of, [h for h, lay in layouts.items() if lay])
-    rejected: set[int] = set()
-    by_layout: dict[tuple[str, ...], list[int]] = {}
-    for h, layout in layouts.items():
+    by_layout: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for h, (view, columns, comma) in headers.items():
+        layout = bulk[view].layout_for(columns, comma) if view in bulk else None
         if layout:
-            by_layout.setdefault(layout, []).append(h)
-    for layout, owners in by_layout.items():
+            by_layout.setdefault((view, layout), []).append(h)
+    eligible = content & np.isin(header_of, [h for owners in by_layout.values() for h in owners])
+    rejected: set[int] = set()
+    for (view, layout), owners in by_layout.items():
         rows = np.flatnonzero(eligible & np.isin(header_of, owners))
         if len(rows):
-            rejected |= fast.convert(
+            rejected |= bulk[view].convert(
                 layout, pa.array(rows + 1, pa.int32()), stripped.take(pa.array(rows))
             )
     per_line = sorted(
@@ -224,10 +230,9 @@ class _FastOffsets:
         self.state = state
         self.group = context.get("group")
 
-    def layout_for(self, view: str, columns: list[str], comma: bool) -> tuple[str, ...] | None:
+    def layout_for(self, columns: list[str], comma: bool) -> tuple[str, ...] | None:
         if (
-            view != OFFSETS_VIEW
-            or comma
+            comma
             or not set(self.NEEDED) <= set(columns)
             or ("GROUP" not in columns and not self.group)
         ):

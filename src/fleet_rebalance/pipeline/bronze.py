@@ -132,6 +132,7 @@ FILE_SUMMARY = nullable_schema(
     ("rows", L),
     ("reconciles", B),
     ("notes", S),
+    ("sha256", S),
 )
 
 
@@ -142,12 +143,17 @@ def partition_column(table: str) -> str | None:
 PAYLOAD = "_payload"
 
 
+TYPED_TABLES = ("offsets", "members")
+
+
 def union_schema() -> StructType:
-    """What the parse stage emits: `_table`, the offsets table's typed columns (the bulk
-    of every capture set) and a JSON `_payload` for the other, low-volume tables. Wide
-    unions cost more in the Arrow -> JVM hand-off than the parsing itself."""
+    """What the parse stage emits: `_table`, the typed columns of offsets and members
+    (the bulk of every capture set, sharing most of their columns) and a JSON `_payload`
+    for the other, low-volume tables. Wide unions cost more in the Arrow -> JVM hand-off
+    than the parsing itself."""
+    fields = {f.name: f for table in TYPED_TABLES for f in TABLES[table].fields}
     return StructType(
-        [StructField("_table", S, False), *TABLES["offsets"].fields, StructField(PAYLOAD, S, True)]
+        [StructField("_table", S, False), *fields.values(), StructField(PAYLOAD, S, True)]
     )
 
 

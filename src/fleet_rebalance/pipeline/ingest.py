@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import heapq
 import json
 import logging
@@ -21,22 +22,25 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture import parse_capture
 from fleet_rebalance.capture.paths import parse_capture_path
-from fleet_rebalance.capture.result import ParseResult
+from fleet_rebalance.capture.result import MEMBERS, OFFSETS, ParseResult
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze
 from fleet_rebalance.pipeline.ingest_files import RawFile, discover, files_for, sha256_of
-from fleet_rebalance.pipeline.members_enrichment import CaptureOffsets
+from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.engine import RUN_ID_KEY
 
 log = logging.getLogger("fleet_rebalance.ingest")
 ARROW_BATCH_ROWS = 20_000
+# The tables the parse stage hands over column by column, as parsed.
+_RECORD_SCHEMAS = {OFFSETS: to_arrow_schema(bronze.TABLES[OFFSETS]), MEMBERS: MEMBERS_SCHEMA}
 
 
 class ReconciliationError(RuntimeError):
@@ -52,7 +56,6 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     ingested = _ingested_files(spark, config)
     days = [run_date] if run_date else sorted({f.path_date for f in files if f.path_date})
     todo: dict[dt.date, list[RawFile]] = {}
-    hashes: dict[str, str] = {}
     for day in days:
         chosen = files_for(files, day)
         if not chosen:
@@ -61,9 +64,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
                 f"no capture files for {day} under {config.raw_root} "
                 f"(path_pattern {config.capture.path_pattern!r})"
             )
-        for raw in chosen:
-            hashes.setdefault(raw.relative, sha256_of(Path(config.raw_root) / raw.relative))
-        if _unchanged(day, chosen, hashes, ingested):
+        if _unchanged(day, chosen, ingested, config.raw_root):
             log.info(
                 "%s: %d file(s), all ingested before with the same size and sha256; skipped",
                 day,
@@ -78,9 +79,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     try:
         summaries = _check_reconciliation(parsed)
         counts = _write_bronze(parsed, config, list(todo))
-        counts["ingested_files"] = _write_ingested_files(
-            spark, config, todo, hashes, summaries, ingested
-        )
+        counts["ingested_files"] = _write_ingested_files(spark, config, todo, summaries, ingested)
     finally:
         parsed.unpersist()
     log.info(
@@ -100,8 +99,10 @@ def _ingested_files(spark: SparkSession, config: Config) -> dict[str, dict[str, 
 
 
 def _unchanged(
-    day: dt.date, chosen: list[RawFile], hashes: dict[str, str], ingested: dict[str, dict[str, Any]]
+    day: dt.date, chosen: list[RawFile], ingested: dict[str, dict[str, Any]], raw_root: str
 ) -> bool:
+    """Sizes first: a file is hashed here only when its day may be skipped (the parse
+    tasks hash what they read)."""
     before = {
         p
         for p, r in ingested.items()
@@ -109,11 +110,10 @@ def _unchanged(
     }
     if before - {f.relative for f in chosen}:
         return False  # a file of that day is gone: its rows must go too
+    if not all((r := ingested.get(f.relative)) is not None and r["size"] == f.size for f in chosen):
+        return False
     return all(
-        (r := ingested.get(f.relative)) is not None
-        and r["size"] == f.size
-        and r["sha256"] == hashes[f.relative]
-        for f in chosen
+        ingested[f.relative]["sha256"] == sha256_of(Path(raw_root) / f.relative) for f in chosen
     )
 
 
@@ -184,9 +184,11 @@ def _parse_partition(
 ) -> Iterator[pa.RecordBatch]:
     arrow_schema = to_arrow_schema(schema)
 
-    def parse(relative: str) -> ParseResult:
+    def parse(relative: str) -> tuple[ParseResult, str]:
+        """The file's rows, and the sha256 of the very bytes they came from."""
         data = (Path(raw_root) / relative).read_bytes()
-        return parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
+        result = parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
+        return result, hashlib.sha256(data).hexdigest()
 
     for batch in batches:
         for task in batch.to_pylist():
@@ -195,59 +197,96 @@ def _parse_partition(
 
 def _capture_batches(
     relatives: list[str],
-    parse: Callable[[str], ParseResult],
+    parse: Callable[[str], tuple[ParseResult, str]],
     run_date: dt.date,
     arrow_schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
-    """One capture's rows as parse-stage Arrow batches: offsets column by column, the
-    other tables as JSON payloads (see bronze.union_schema). Each file's offsets leave
-    as soon as it is parsed, so the JVM converts them while the next file is parsed;
-    the payloads wait for the whole capture, whose offsets complete its members rows."""
-    parsed: list[tuple[str, ParseResult, int]] = []
+    """One capture's rows as parse-stage Arrow batches: offsets and members column by
+    column, the other tables as JSON payloads (see bronze.union_schema). Each file's
+    offsets leave as soon as it is parsed, so the JVM converts them while the next file
+    is parsed; members wait for the whole capture, whose offsets complete them."""
+    parsed: list[tuple[str, ParseResult, str, int]] = []
     tables: list[pa.Table] = []
     for relative in relatives:
-        result = parse(relative)
-        offsets = [r for r in result.rows.get("offsets", []) if r["capture_date"] == run_date]
-        other_dates = len(result.rows.get("offsets", [])) - len(offsets)
-        batches: list[pa.RecordBatch] = []
-        if offsets:
-            batches += _columnar_batches(
-                {name: [r.get(name) for r in offsets] for name in offsets[0]},
-                len(offsets),
-                arrow_schema,
-            )
-        for batch in result.batches.get("offsets", []):
-            if result.common.get("capture_date") != run_date:
-                other_dates += batch.num_rows
-                continue
-            batches.append(_offsets_batch(batch, result.common, arrow_schema))
-        tables += [pa.Table.from_batches([b]) for b in batches]
+        result, sha256 = parse(relative)
+        table, other_dates = _on_date(_records_table(result, OFFSETS), run_date)
+        batches = [
+            _union_batch(b, OFFSETS, arrow_schema) for b in table.to_batches(ARROW_BATCH_ROWS)
+        ]
+        tables.append(table)
         yield from batches
-        parsed.append((relative, result, other_dates))
+        parsed.append((relative, result, sha256, other_dates))
     capture = CaptureOffsets.of(tables)
-    for relative, result, other_dates in parsed:
-        yield from _payload_batches(relative, result, run_date, arrow_schema, other_dates, capture)
+    for relative, result, sha256, other_dates in parsed:
+        members, other_members = _on_date(_records_table(result, MEMBERS), run_date)
+        if members.num_rows:
+            for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
+                yield _union_batch(batch, MEMBERS, arrow_schema)
+        yield from _payload_batches(
+            relative, result, sha256, run_date, arrow_schema, other_dates + other_members
+        )
+
+
+def _records_table(result: ParseResult, table: str) -> pa.Table:
+    """A table's rows of one file, per-line rows and bulk batches alike, with the file's
+    common values."""
+    schema = _RECORD_SCHEMAS[table]
+    parts = []
+    if rows := result.rows.get(table):
+        parts.append(pa.Table.from_pylist(rows, schema=schema))
+    for batch in result.batches.get(table, []):
+        columns = {
+            f.name: batch.column(f.name).cast(f.type)
+            if f.name in batch.schema.names
+            else pa.repeat(pa.scalar(result.common.get(f.name), f.type), batch.num_rows)
+            for f in schema
+        }
+        parts.append(pa.table(columns, schema=schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
+    """The rows of the run date, and how many of another date were left out."""
+    if not table.num_rows:
+        return table, 0
+    kept = table.filter(pc.fill_null(pc.equal(table["capture_date"], run_date), False))
+    return kept, table.num_rows - kept.num_rows
+
+
+def _union_batch(batch: pa.RecordBatch, table: str, arrow_schema: pa.Schema) -> pa.RecordBatch:
+    """A table's batch in the parse stage's union form."""
+    n = batch.num_rows
+    names = set(batch.schema.names)
+    arrays = []
+    for field in arrow_schema:
+        if field.name == "_table":
+            arrays.append(pa.repeat(pa.scalar(table, field.type), n))
+        elif field.name in names:
+            arrays.append(batch.column(field.name).cast(field.type))
+        else:
+            arrays.append(pa.nulls(n, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
 def _payload_batches(
     relative: str,
     result: ParseResult,
+    sha256: str,
     run_date: dt.date,
     arrow_schema: pa.Schema,
     other_dates: int,
-    capture: CaptureOffsets,
 ) -> Iterator[pa.RecordBatch]:
-    """One file's rows other than offsets, and its summary; `other_dates` counts the
-    offsets rows of another date left out."""
+    """One file's rows of the payload tables, and its summary; `other_dates` counts the
+    typed tables' rows of another date left out."""
     payloads: list[tuple[str, str]] = []
     for table, table_rows in result.rows.items():
-        if table == "offsets":
+        if table in _RECORD_SCHEMAS:
             continue
         for row in table_rows:
             if (row.get("log_date") or row.get("capture_date")) != run_date:
                 other_dates += 1  # another run (that date's) writes it
                 continue
-            payloads.append((table, _json(capture.enrich(row) if table == "members" else row)))
+            payloads.append((table, _json(row)))
     for item in result.quarantine:
         payloads.append(
             ("quarantine", _json({**item, "source_file": relative, "capture_date": run_date}))
@@ -258,6 +297,7 @@ def _payload_batches(
             _json(
                 {
                     "source_file": relative,
+                    "sha256": sha256,
                     "kind": result.kind,
                     "status": result.status,
                     "lines": result.lines,
@@ -307,41 +347,6 @@ def _date_text(value: dt.date) -> str:
     return value.isoformat()
 
 
-def _columnar_batches(
-    columns: dict[str, list[Any]], count: int, arrow_schema: pa.Schema
-) -> Iterator[pa.RecordBatch]:
-    for start in range(0, count, ARROW_BATCH_ROWS):
-        stop = min(count, start + ARROW_BATCH_ROWS)
-        arrays = []
-        for field in arrow_schema:
-            if field.name == "_table":
-                arrays.append(pa.array(["offsets"] * (stop - start), field.type))
-            elif field.name in columns:
-                arrays.append(pa.array(columns[field.name][start:stop], field.type))
-            else:
-                arrays.append(pa.nulls(stop - start, field.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-
-
-def _offsets_batch(
-    batch: pa.RecordBatch, common: dict[str, Any], arrow_schema: pa.Schema
-) -> pa.RecordBatch:
-    """A parser batch (offsets fields) with the file's common values, in union form."""
-    n = batch.num_rows
-    names = set(batch.schema.names)
-    arrays = []
-    for field in arrow_schema:
-        if field.name == "_table":
-            arrays.append(pa.array(["offsets"] * n, field.type))
-        elif field.name in names:
-            arrays.append(batch.column(field.name).cast(field.type))
-        elif field.name in common:
-            arrays.append(pa.repeat(pa.scalar(common[field.name], field.type), n))
-        else:
-            arrays.append(pa.nulls(n, field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-
-
 def _payload_rows(parsed: DataFrame, table: str) -> DataFrame:
     schema = bronze.payload_schema(table)
     return (
@@ -389,8 +394,12 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
 
 
 def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dict[str, int]:
-    tables = {name: _payload_rows(parsed, name) for name in bronze.TABLES if name != "offsets"}
-    tables["offsets"] = parsed.where(F.col("_table") == "offsets")
+    tables = {
+        name: parsed.where(F.col("_table") == name)
+        if name in bronze.TYPED_TABLES
+        else _payload_rows(parsed, name)
+        for name in bronze.TABLES
+    }
     counts = {
         r["_table"]: r["count"]
         for r in parsed.groupBy("_table").count().collect()
@@ -421,7 +430,6 @@ def _write_ingested_files(
     spark: SparkSession,
     config: Config,
     todo: dict[dt.date, list[RawFile]],
-    hashes: dict[str, str],
     summaries: list[dict[str, Any]],
     ingested: dict[str, dict[str, Any]],
 ) -> int:
@@ -443,7 +451,7 @@ def _write_ingested_files(
             rows[raw.relative] = {
                 "path": raw.relative,
                 "size": raw.size,
-                "sha256": hashes[raw.relative],
+                "sha256": summary["sha256"],
                 "kind": summary["kind"],
                 "cluster": path.cluster,
                 "captured_at": path.captured_at
