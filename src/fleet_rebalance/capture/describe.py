@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from fleet_rebalance.capture import lines as msg
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
+from fleet_rebalance.capture.bulk_view import BulkView
 from fleet_rebalance.capture.members_bulk import BulkMembers
 from fleet_rebalance.capture.result import (
     FAILED_CAPTURE,
@@ -114,7 +115,7 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
     blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
     maybe = pc.match_substring_regex(stripped, HEADER_START).to_numpy(zero_copy_only=False)
     state = _DescribeState(result, context)
-    bulk = {OFFSETS_VIEW: _FastOffsets(state, context), MEMBERS_VIEW: BulkMembers(result, context)}
+    bulk = {OFFSETS_VIEW: _FastOffsets(result, context), MEMBERS_VIEW: BulkMembers(result, context)}
     is_header = np.zeros(count, dtype=bool)
     headers: dict[int, tuple[str, list[str], bool]] = {}
     for index in np.flatnonzero(maybe):
@@ -220,28 +221,13 @@ OFFSETS_FIELDS = (
 )
 
 
-class _FastOffsets:
+class _FastOffsets(BulkView):
     """The offsets view's common case in Arrow's kernels: split on whitespace, take the
     columns, check the numbers and the lag, cast. One pass per header layout per file."""
 
-    NEEDED = OFFSETS_REQUIRED
-
-    def __init__(self, state: _DescribeState, context: dict[str, Any]) -> None:
-        self.state = state
-        self.group = context.get("group")
-
-    def layout_for(self, columns: list[str], comma: bool) -> tuple[str, ...] | None:
-        if (
-            comma
-            or not set(self.NEEDED) <= set(columns)
-            or ("GROUP" not in columns and not self.group)
-        ):
-            return None
-        return tuple(columns)
+    table, required = OFFSETS, OFFSETS_REQUIRED
 
     def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
-        """Append the good rows as a batch; return the line numbers left for the per-line
-        path."""
         index = {name: i for i, name in enumerate(layout)}
         width = len(layout)
         tokens = pc.utf8_split_whitespace(lines)
@@ -305,11 +291,7 @@ class _FastOffsets:
             ],
             names=list(OFFSETS_FIELDS),
         ).filter(good)
-        if batch.num_rows:
-            result = self.state.result
-            result.common = self.state.context["common"]
-            result.batches.setdefault(OFFSETS, []).append(batch)
-            result.row_lines += batch.num_rows
+        self.append(batch)
         return bad
 
 

@@ -10,13 +10,12 @@ paths give the same rows.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fleet_rebalance.capture.result import MEMBERS, ParseResult
+from fleet_rebalance.capture.bulk_view import BulkView
+from fleet_rebalance.capture.result import MEMBERS
 
 FIELDS = pa.schema(
     [
@@ -45,23 +44,10 @@ SCALA = rf"^{TOPIC}\({PARTS}\)(?:, {TOPIC}\({PARTS}\))*$"  # audit(2), orders(0,
 TOPICLESS = rf"^\({PARTS}\)(?:, \({PARTS}\))*$"  # (0,1,10), (2)   (3.8, 3.9)
 
 
-class BulkMembers:
-    """Converts the rows of one header layout at a time (see describe.parse_describe)."""
-
-    def __init__(self, result: ParseResult, context: dict[str, Any]) -> None:
-        self.result, self.context = result, context
-        self.group = context.get("group")
-
-    def layout_for(self, columns: list[str], comma: bool) -> tuple[str, ...] | None:
-        if comma or not set(REQUIRED) <= set(columns):
-            return None
-        if "GROUP" not in columns and not self.group:
-            return None
-        return tuple(columns)
+class BulkMembers(BulkView):
+    table, required = MEMBERS, REQUIRED
 
     def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
-        """Append the good rows as a batch; return the line numbers left for the per-line
-        path."""
         index = {name: i for i, name in enumerate(layout)}
         width = len(layout)
         free_last = layout[-1] in FREE_TEXT_LAST
@@ -121,10 +107,7 @@ class BulkMembers:
         ).filter(pa.array(good))
         if not good.all():
             bad |= set(numbers.filter(pa.array(~good)).to_pylist())
-        if batch.num_rows:
-            self.result.common = self.context["common"]
-            self.result.batches.setdefault(MEMBERS, []).append(batch)
-            self.result.row_lines += batch.num_rows
+        self.append(batch)
         return bad
 
 

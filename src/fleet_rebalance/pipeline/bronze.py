@@ -133,6 +133,7 @@ FILE_SUMMARY = nullable_schema(
     ("reconciles", B),
     ("notes", S),
     ("sha256", S),
+    ("table_rows", S),
 )
 
 

@@ -78,7 +78,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     parsed = _parse(spark, config, todo).persist()
     try:
         summaries = _check_reconciliation(parsed)
-        counts = _write_bronze(parsed, config, list(todo))
+        counts = _write_bronze(parsed, config, list(todo), summaries)
         counts["ingested_files"] = _write_ingested_files(spark, config, todo, summaries, ingested)
     finally:
         parsed.unpersist()
@@ -205,7 +205,7 @@ def _capture_batches(
     column, the other tables as JSON payloads (see bronze.union_schema). Each file's
     offsets leave as soon as it is parsed, so the JVM converts them while the next file
     is parsed; members wait for the whole capture, whose offsets complete them."""
-    parsed: list[tuple[str, ParseResult, str, int]] = []
+    parsed: list[tuple[str, ParseResult, str, int, int]] = []
     tables: list[pa.Table] = []
     for relative in relatives:
         result, sha256 = parse(relative)
@@ -215,15 +215,16 @@ def _capture_batches(
         ]
         tables.append(table)
         yield from batches
-        parsed.append((relative, result, sha256, other_dates))
+        parsed.append((relative, result, sha256, table.num_rows, other_dates))
     capture = CaptureOffsets.of(tables)
-    for relative, result, sha256, other_dates in parsed:
+    for relative, result, sha256, offsets, other_dates in parsed:
         members, other_members = _on_date(_records_table(result, MEMBERS), run_date)
         if members.num_rows:
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
                 yield _union_batch(batch, MEMBERS, arrow_schema)
+        typed = {OFFSETS: offsets, MEMBERS: members.num_rows}
         yield from _payload_batches(
-            relative, result, sha256, run_date, arrow_schema, other_dates + other_members
+            relative, result, sha256, run_date, arrow_schema, other_dates + other_members, typed
         )
 
 
@@ -275,9 +276,10 @@ def _payload_batches(
     run_date: dt.date,
     arrow_schema: pa.Schema,
     other_dates: int,
+    typed: dict[str, int],
 ) -> Iterator[pa.RecordBatch]:
     """One file's rows of the payload tables, and its summary; `other_dates` counts the
-    typed tables' rows of another date left out."""
+    typed tables' rows of another date left out, `typed` their rows of the run date."""
     payloads: list[tuple[str, str]] = []
     for table, table_rows in result.rows.items():
         if table in _RECORD_SCHEMAS:
@@ -306,6 +308,8 @@ def _payload_batches(
                     "quarantined": len(result.quarantine),
                     "rows": result.row_count - other_dates,
                     "reconciles": result.reconciles(),
+                    # Rows per table: the run's counts, without another pass over them.
+                    "table_rows": json.dumps(Counter(t for t, _ in payloads) + Counter(typed)),
                     "capture_date": run_date,
                     "notes": json.dumps(
                         {
@@ -393,18 +397,19 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
     return summaries
 
 
-def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dict[str, int]:
+def _write_bronze(
+    parsed: DataFrame, config: Config, days: list[dt.date], summaries: list[dict[str, Any]]
+) -> dict[str, int]:
     tables = {
         name: parsed.where(F.col("_table") == name)
         if name in bronze.TYPED_TABLES
         else _payload_rows(parsed, name)
         for name in bronze.TABLES
     }
-    counts = {
-        r["_table"]: r["count"]
-        for r in parsed.groupBy("_table").count().collect()
-        if r["_table"] in bronze.TABLES
-    }
+    written: Counter[str] = Counter()
+    for summary in summaries:
+        written.update(json.loads(summary["table_rows"]))
+    counts = {name: written[name] for name in bronze.TABLES if name != "ingested_files"}
     for name, schema in bronze.TABLES.items():
         if name == "ingested_files":
             continue
@@ -417,7 +422,6 @@ def _write_bronze(parsed: DataFrame, config: Config, days: list[dt.date]) -> dic
             partition_by=(column,),
             replace_where={column: days},
         )
-        counts.setdefault(name, 0)
     reasons = (
         tables["quarantine"].groupBy("reason").count().orderBy(F.desc("count")).limit(10).collect()
     )

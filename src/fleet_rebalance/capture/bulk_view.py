@@ -1,0 +1,42 @@
+"""What the bulk readers of the describe views share (describe.parse_describe drives
+them): which header layouts they take, and where their rows go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from fleet_rebalance.capture.result import ParseResult
+
+
+class BulkView:
+    """One view's common rows in Arrow's kernels, a header layout at a time; every row
+    convert() leaves out takes the per-line path."""
+
+    table: str
+    required: tuple[str, ...]
+
+    def __init__(self, result: ParseResult, context: dict[str, Any]) -> None:
+        self.result, self.context = result, context
+        self.group = context.get("group")
+
+    def layout_for(self, columns: list[str], comma: bool) -> tuple[str, ...] | None:
+        """The layout to convert in bulk, or None: 0.9's comma-separated one, one
+        without a required column, or one without GROUP where the path names no group."""
+        if comma or not set(self.required) <= set(columns):
+            return None
+        if "GROUP" not in columns and not self.group:
+            return None
+        return tuple(columns)
+
+    def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
+        """Append the good rows as a batch; return the line numbers left for the
+        per-line path."""
+        raise NotImplementedError
+
+    def append(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows:
+            self.result.common = self.context["common"]
+            self.result.batches.setdefault(self.table, []).append(batch)
+            self.result.row_lines += batch.num_rows
