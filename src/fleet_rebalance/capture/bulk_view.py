@@ -3,6 +3,7 @@ them): which header layouts they take, and where their rows go."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import pyarrow as pa
@@ -10,7 +11,7 @@ import pyarrow as pa
 from fleet_rebalance.capture.result import ParseResult
 
 
-class BulkView:
+class BulkView(ABC):
     """One view's common rows in Arrow's kernels, a header layout at a time; every row
     convert() leaves out takes the per-line path."""
 
@@ -30,10 +31,10 @@ class BulkView:
             return None
         return tuple(columns)
 
+    @abstractmethod
     def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
         """Append the good rows as a batch; return the line numbers left for the
         per-line path."""
-        raise NotImplementedError
 
     def append(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows:
