@@ -140,7 +140,7 @@ def _assignments(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray, np.nda
         fields=list(FIELDS.field("assignment").type.value_type),
     )
     pair_count = np.bincount(item_row[pair_item.to_numpy()], minlength=count)
-    assignment = _lists(pair_count, pairs, kip | scala | empty)
+    assignment = list_array(pair_count, pairs, kip | scala | empty)
 
     group_text = pc.if_else(
         topicless, pc.utf8_slice_codeunits(text, 1, -1), pa.scalar(None, pa.string())
@@ -150,17 +150,21 @@ def _assignments(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray, np.nda
     inner_sizes = pc.list_value_length(inner).to_numpy()
     group_row = pc.list_parent_indices(outer).to_numpy()
     group_count = np.bincount(group_row, minlength=count)
-    groups = _lists(group_count, inner, topicless)
+    groups = list_array(group_count, inner, topicless)
     listed = pair_count + np.bincount(group_row, weights=inner_sizes, minlength=count).astype(
         np.int64
     )
     return assignment, groups, listed, empty | kip | scala | topicless
 
 
-def _lists(sizes: np.ndarray, values: pa.Array, valid: np.ndarray) -> pa.ListArray:
+def list_array(
+    sizes: np.ndarray, values: pa.Array, valid: np.ndarray | None = None
+) -> pa.ListArray:
+    """Consecutive runs of `values`, `sizes[i]` long, as lists; null where not `valid`."""
     offsets = np.zeros(len(sizes) + 1, dtype=np.int32)
     np.cumsum(sizes, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(~valid))
+    mask = None if valid is None else pa.array(~valid)
+    return pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask)
 
 
 def _mask(values: pa.Array) -> np.ndarray:

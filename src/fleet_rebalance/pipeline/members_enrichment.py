@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from fleet_rebalance.capture.members_bulk import list_array
 from fleet_rebalance.pipeline import bronze
 
 KEY = ("cluster", "group_id", "captured_at")
@@ -77,8 +78,8 @@ class CaptureOffsets:
             )
             self._owned = (
                 keys,
-                _lists(sizes, pairs),
-                _lists(sizes, by_number["partition"].combine_chunks()),
+                list_array(sizes, pairs),
+                list_array(sizes, by_number["partition"].combine_chunks()),
             )
         return self._owned
 
@@ -166,12 +167,6 @@ def _same_numbers(groups: pa.ListArray, numbers: pa.ListArray, owner: np.ndarray
     owned = pc.list_flatten(numbers).to_numpy()
     wrong = np.bincount(row[check][listed[check] != owned[at]], minlength=count)
     return same & (wrong == 0)
-
-
-def _lists(sizes: np.ndarray, values: pa.Array) -> pa.ListArray:
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int32)
-    np.cumsum(sizes, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
 _EMPTY = pa.table(
