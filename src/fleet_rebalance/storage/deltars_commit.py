@@ -7,6 +7,7 @@ import logging
 import time
 from pathlib import Path
 
+import pyarrow as pa
 from deltalake import DeltaTable, Schema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.schema import Field
@@ -21,6 +22,7 @@ from fleet_rebalance.storage.deltars_source import (
     local_path,
 )
 from fleet_rebalance.storage.errors import CommitConflictError, ReplaceWhereError
+from fleet_rebalance.storage.partitions import partition_value
 from fleet_rebalance.storage.table_checks import (
     check_partitioning,
     check_writable,
@@ -43,6 +45,7 @@ def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
 
 def validate_against_table(request: WriteRequest, schema_json: str) -> list[str]:
     """Raise when the write cannot go into the table as it is now; return added columns."""
+    _partition_filters(request)
     table = open_table(request.table_uri)
     if table is None:
         return []
@@ -108,26 +111,114 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
         ]
         table.alter.add_columns(new_fields, commit_properties=properties)
         table = open_table(uri)
-    # The table's own schema keeps its column order and nullability.
-    schema = table.schema()
-    filters = None
-    if request.replace_where:
-        filters = [(c, "in", list(v)) for c, v in request.replace_where.items()]
-    try:
-        table.create_write_transaction(
-            actions,
-            request.mode,
-            schema,
-            partition_by=list(request.partition_by),
-            partition_filters=filters,
-            commit_properties=properties,
-        )
-    except CommitFailedError as exc:
-        raise CommitConflictError(
-            f"{uri}: commit conflicts with a concurrent transaction; nothing was committed: {exc}"
-        ) from exc
-    log.info("%s: %s of %d file(s) committed", uri, request.mode, len(actions))
+    version = write_transaction(table, request, actions)
+    log.info(
+        "%s: %s of %d file(s) committed as version %d", uri, request.mode, len(actions), version
+    )
     sweep_aborted(uri)
+
+
+MAX_COMMIT_ATTEMPTS = 15
+
+
+def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[AddAction]) -> int:
+    """Commit `actions` over the snapshot `table` was read at; return the new version.
+
+    delta-rs's own retry checks an overwrite against what concurrent commits removed,
+    not what they added: two overwrites of a date nobody had written yet would both
+    land, every row twice. So each lost race is judged here, Delta's WriteSerializable
+    way: a concurrent commit that changed the files this write replaces, or the table's
+    metadata, is a conflict; any other is committed over."""
+    uri = request.table_uri
+    read = table
+    replaced = _replaced_files(read, request)
+    for _ in range(MAX_COMMIT_ATTEMPTS):
+        try:
+            table.create_write_transaction(
+                actions,
+                request.mode,
+                table.schema(),  # the table's own: its column order and nullability
+                partition_by=list(request.partition_by),
+                partition_filters=_partition_filters(request),
+                commit_properties=CommitProperties(
+                    custom_metadata=request.commit_info, max_commit_retries=0
+                ),
+            )
+            return table.version() + 1
+        except CommitFailedError as exc:
+            latest = open_table(uri)
+            if latest is None or latest.version() <= table.version():
+                raise  # not a lost race
+            conflict = _conflict(read, latest, request, replaced)
+            if conflict:
+                raise CommitConflictError(
+                    f"{uri}: {conflict} by a concurrent commit since version "
+                    f"{read.version()}; nothing was committed"
+                ) from exc
+            table = latest
+    raise CommitConflictError(
+        f"{uri}: lost the commit race {MAX_COMMIT_ATTEMPTS} times; nothing was committed"
+    )
+
+
+def _partition_filters(request: WriteRequest) -> list[tuple] | None:
+    """replace_where as delta-rs partition filters, which are one conjunction: a null
+    partition is `= ''`, and `in` never matches it, so one column cannot ask for
+    both."""
+    if not request.replace_where:
+        return None
+    filters = []
+    for column, values in request.replace_where.items():
+        if values == [None]:
+            filters.append((column, "=", ""))
+        elif None in values:
+            raise ReplaceWhereError(
+                f"{request.table_uri}: the delta-rs engine cannot replace the null and "
+                f"non-null partitions of {column} in one commit; write them separately"
+            )
+        else:
+            filters.append((column, "in", list(values)))
+    return filters
+
+
+def _replaced_files(table: DeltaTable, request: WriteRequest) -> set[str]:
+    if request.mode != "overwrite":
+        return set()
+    files = pa.table(table.get_add_actions(flatten=False))
+    paths = files["path"].to_pylist()
+    if not request.replace_where:
+        return set(paths)
+    # The snapshot's partition values come typed; compare them in the log's string form.
+    return {
+        path
+        for path, values in zip(paths, files["partition"].to_pylist(), strict=True)
+        if not outside_replace_where(
+            request.replace_where, {c: partition_value(v) for c, v in values.items()}
+        )
+    }
+
+
+def _conflict(
+    read: DeltaTable, latest: DeltaTable, request: WriteRequest, replaced: set[str]
+) -> str | None:
+    if _metadata(read) != _metadata(latest):
+        return "the table's schema, partitioning, protocol or properties were changed"
+    if replaced != _replaced_files(latest, request):
+        where = request.replace_where or "the whole table"
+        return f"the files this overwrite replaces ({where}) were changed"
+    return None
+
+
+def _metadata(table: DeltaTable) -> tuple:
+    metadata, protocol = table.metadata(), table.protocol()
+    return (
+        table.schema().to_json(),
+        tuple(metadata.partition_columns),
+        tuple(sorted(metadata.configuration.items())),
+        (protocol.min_reader_version, protocol.min_writer_version),
+        tuple(protocol.reader_features or ()),
+        tuple(protocol.writer_features or ()),
+    )
 
 
 TOMBSTONE_TTL_S = 24 * 3600
