@@ -2,11 +2,11 @@
 job's wall time against the same replay calls in one plain Python process.
 
 Generates a fleet (`--groups` per cluster, 3 clusters, a day of `--interval-minutes`
-captures), ingests it, then times on local[1]: the replay job (snapshots, one pandas UDF
-per group, silver writes) and, in-process, replay_group on the same snapshot rows
+captures), ingests it, then times on local[1]: the replay job (snapshots, one cogrouped
+Arrow UDF call per group, silver writes) and, in-process, replay_group on the same snapshot rows
 (collected once beforehand). Prints medians of `--repeat` runs. Target ratio <= 1.3x.
-It also times the job's floor: the same reads, shuffle and cogrouped pandas hand-off
-with a function that replays nothing, i.e. what any grouped pandas UDF job pays before
+It also times the job's floor: the same reads, shuffle and cogrouped Arrow hand-off
+with a function that replays nothing, i.e. what any grouped Python UDF job pays before
 the first replay call.
 
     python benchmarks/replay.py --groups 30
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
@@ -35,8 +35,8 @@ DAY = dt.date(2026, 11, 20)
 
 
 def floor(spark, config: Config) -> None:
-    """The replay job's plan up to the pandas function, which returns no rows."""
-    empty = pd.DataFrame([], columns=silver.union_schema().fieldNames(), dtype=object)
+    """The replay job's plan up to the group function, which returns no rows."""
+    empty = to_arrow_schema(silver.union_schema()).empty_table()
     plan = replay.per_group(spark, config, DAY, lambda key, left, right: empty)
     plan.write.format("noop").mode("overwrite").save()
 

@@ -1,4 +1,4 @@
-"""replay_group on hand-built flat frames, as the cogrouped pandas UDF receives them."""
+"""replay_group on hand-built flat frames, as the replay job hands them over."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Replay: bronze -> silver (rebalance_events, assignment_replay, replay_metrics,
-replay_errors) for one date, one cogrouped pandas UDF call per (cluster, group_id):
-member rows on one side, per-partition lag rows on the other.
+replay_errors) for one date, one cogrouped Arrow UDF call per (cluster, group_id):
+member rows on one side, per-partition lag rows on the other, each handed to the
+replay as one pandas frame (replay/arrow_io.py says why not applyInPandas).
 
 Snapshots are the captures whose members file was ingested OK (a failed capture is a
 gap, never "everyone left"), plus each group's last such capture of the previous date
@@ -18,12 +19,14 @@ from pathlib import Path
 
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import silver
 from fleet_rebalance.pipeline.writes import replace_date
+from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
-from fleet_rebalance.replay.group import TopicHistory, replay_group
+from fleet_rebalance.replay.group import TopicHistory
 from fleet_rebalance.storage import read_table
 
 log = logging.getLogger("fleet_rebalance.replay")
@@ -39,11 +42,11 @@ def run(
     assignors = assignors or default_assignors()
     history = topic_history(spark, config, run_date)
     function = partial(
-        replay_group,
+        replay_group_arrow,
         run_date=run_date,
         assignors=assignors,
         topic_history=history,
-        columns=silver.union_schema().fieldNames(),
+        schema=to_arrow_schema(silver.union_schema()),
     )
     result = per_group(spark, config, run_date, function).persist()
     try:
@@ -71,13 +74,14 @@ def run(
 def per_group(
     spark: SparkSession, config: Config, run_date: dt.date, function: Callable
 ) -> DataFrame:
-    """function(key, captures, lags) -> silver rows, once per (cluster, group_id)."""
+    """function(key, captures, lags) -> silver rows as an Arrow table, once per
+    (cluster, group_id)."""
     captures = capture_rows(spark, config, run_date)
     lags = lag_rows(spark, config, run_date, captures)
     return (
         captures.groupBy("cluster", "group_id")
         .cogroup(lags.groupBy("cluster", "group_id"))
-        .applyInPandas(lambda key, left, right: function(key, left, right), silver.union_schema())
+        .applyInArrow(lambda key, left, right: function(key, left, right), silver.union_schema())
     )
 
 

@@ -1,7 +1,8 @@
 """One group's replay as a pandas function: capture rows and lag rows in, silver rows out.
 
-Used by Spark's cogrouped applyInPandas over (cluster, group_id) and, for the oracle
-test and the benchmark, directly with plain pandas. Both inputs are flat columns, so
+Called once per (cluster, group_id) by the replay job's cogrouped Arrow UDF (through
+replay/arrow_io.py) and, for the oracle test and the benchmarks, directly with plain
+pandas. Both inputs are flat columns, so
 Arrow converts them without building a Python object per nested value:
 - captures: one row per member per usable capture (captured_at, state,
   assignment_strategy, consumer_id, group_instance_id, subscription, assigned_topics,
@@ -52,11 +53,35 @@ def replay_group(
     topic_history: Mapping[str, TopicHistory],
     columns: list[str],
 ) -> pd.DataFrame:
+    """replay_rows as a frame of `columns` (the silver union's), object columns."""
+    rows = replay_rows(
+        key,
+        captures,
+        lags,
+        run_date=run_date,
+        assignors=assignors,
+        topic_history=topic_history,
+    )
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    return frame.astype(object).where(frame.notna(), None)  # NaN is not a missing array
+
+
+def replay_rows(
+    key: tuple,
+    captures: pd.DataFrame,
+    lags: pd.DataFrame,
+    *,
+    run_date: dt.date,
+    assignors: list[str],
+    topic_history: Mapping[str, TopicHistory],
+) -> list[dict[str, Any]]:
+    """Every silver row of one (cluster, group_id), each a dict naming its `_table`;
+    a failure anywhere is one replay_errors row instead."""
     cluster, group = key
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
     if captures.empty:  # offsets without a usable members capture: nothing to replay
-        return pd.DataFrame([], columns=columns, dtype=object)
+        return rows
     try:
         index = LagIndex(lags)
         snapshots = fill_unknown_subscriptions(
@@ -75,17 +100,21 @@ def replay_group(
                 ]
             rows.append({"_table": row.table, **common, **values})
     except Exception as exc:
-        rows = [
-            {
-                "_table": "replay_errors",
-                **common,
-                "event_seq": None,
-                "assignor": None,
-                "reason": f"{type(exc).__name__}: {exc}",
-            }
-        ]
-    frame = pd.DataFrame(rows, columns=columns, dtype=object)
-    return frame.astype(object).where(frame.notna(), None)  # NaN is not a missing array
+        return [error_row(key, run_date, exc)]
+    return rows
+
+
+def error_row(key: tuple, run_date: dt.date, exc: BaseException) -> dict[str, Any]:
+    cluster, group = key
+    return {
+        "_table": "replay_errors",
+        "cluster": cluster,
+        "group_id": group,
+        "event_date": run_date,
+        "event_seq": None,
+        "assignor": None,
+        "reason": f"{type(exc).__name__}: {exc}",
+    }
 
 
 class LagIndex:
