@@ -44,25 +44,10 @@ TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 
 
 def replay_group(
-    key: tuple,
-    captures: pd.DataFrame,
-    lags: pd.DataFrame,
-    *,
-    run_date: dt.date,
-    assignors: list[str],
-    topic_history: Mapping[str, TopicHistory],
-    columns: list[str],
+    key: tuple, captures: pd.DataFrame, lags: pd.DataFrame, *, columns: list[str], **replay: Any
 ) -> pd.DataFrame:
-    """replay_rows as a frame of `columns` (the silver union's), object columns."""
-    rows = replay_rows(
-        key,
-        captures,
-        lags,
-        run_date=run_date,
-        assignors=assignors,
-        topic_history=topic_history,
-    )
-    frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    """replay_rows (same keywords) as a frame of `columns`, the silver union's."""
+    frame = pd.DataFrame(replay_rows(key, captures, lags, **replay), columns=columns, dtype=object)
     return frame.astype(object).where(frame.notna(), None)  # NaN is not a missing array
 
 
