@@ -130,8 +130,7 @@ def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[Ad
     way: a concurrent commit that changed the files this write replaces, or the table's
     metadata, is a conflict; any other is committed over."""
     uri = request.table_uri
-    read = table
-    replaced = _replaced_files(read, request)
+    read, filters = table, _partition_filters(request)
     for _ in range(MAX_COMMIT_ATTEMPTS):
         try:
             table.create_write_transaction(
@@ -139,7 +138,7 @@ def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[Ad
                 request.mode,
                 table.schema(),  # the table's own: its column order and nullability
                 partition_by=list(request.partition_by),
-                partition_filters=_partition_filters(request),
+                partition_filters=filters,
                 commit_properties=CommitProperties(
                     custom_metadata=request.commit_info, max_commit_retries=0
                 ),
@@ -149,7 +148,7 @@ def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[Ad
             latest = open_table(uri)
             if latest is None or latest.version() <= table.version():
                 raise  # not a lost race
-            conflict = _conflict(read, latest, request, replaced)
+            conflict = _conflict(read, latest, request)
             if conflict:
                 raise CommitConflictError(
                     f"{uri}: {conflict} by a concurrent commit since version "
@@ -198,12 +197,11 @@ def _replaced_files(table: DeltaTable, request: WriteRequest) -> set[str]:
     }
 
 
-def _conflict(
-    read: DeltaTable, latest: DeltaTable, request: WriteRequest, replaced: set[str]
-) -> str | None:
+def _conflict(read: DeltaTable, latest: DeltaTable, request: WriteRequest) -> str | None:
+    """Only after a lost race: `read` is still the snapshot the write started from."""
     if _metadata(read) != _metadata(latest):
         return "the table's schema, partitioning, protocol or properties were changed"
-    if replaced != _replaced_files(latest, request):
+    if _replaced_files(read, request) != _replaced_files(latest, request):
         where = request.replace_where or "the whole table"
         return f"the files this overwrite replaces ({where}) were changed"
     return None
