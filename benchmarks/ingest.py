@@ -3,8 +3,10 @@
 Generates a capture set of `--lines` offsets-view rows (3.6 layout, `--files` files, many
 group blocks each) and the same rows as one CSV per file, then times on local[1] (one
 core): our parse stage (whole files per task, mapInArrow, every column materialised
-through the noop sink) and spark.read.csv with an explicit schema (same sink). Prints
-medians of `--repeat` runs and the ratio. Target: at least half the CSV reader's speed.
+through the noop sink, as under delta-spark) and spark.read.csv with an explicit schema
+(same sink); then both writing Parquet: the parse tasks writing the offsets files
+themselves, as on delta-rs, and the CSV reader into spark's Parquet writer. Prints
+medians of `--repeat` runs and the ratios. Target: at least half the CSV reader's speed.
 
     python benchmarks/ingest.py --lines 1000000
 """
@@ -86,6 +88,30 @@ def write_capture_set(root: Path, lines: int, files: int, seed: int = 7) -> tupl
     return raw, csvs
 
 
+def _timed(work) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def _noop(frame) -> None:
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def _parse_to_parquet(spark, config: Config, day_files) -> None:
+    """The delta-rs path: tasks write offsets and members, reported, then deleted."""
+    writes = ingest._typed_writes(spark, config, list(day_files))
+    parsed = ingest._parse(spark, config, day_files, writes).persist()
+    written = {}
+    try:
+        _noop(parsed)
+        written = ingest._written_files(parsed)
+    finally:
+        parsed.unpersist()
+        for name, write in writes.items():
+            write.abort(written.get(name, []))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -108,28 +134,32 @@ def main() -> int:
             for p in sorted(raw.rglob("*.txt"))
         ]
         lines = sum(1 for p in raw.rglob("*.txt") for _ in p.open(encoding="utf-8"))
-        ours, native = [], []
+        day_files = {day: files}
+        times: dict[str, list[float]] = {k: [] for k in ("ours", "native", "ours_pq", "native_pq")}
+        csv_rows = spark.read.schema(CSV_SCHEMA).csv(str(csvs))
+        out = str(root / "csv-parquet")
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            ingest._parse(spark, config, {day: files}).write.format("noop").mode("overwrite").save()
-            ours.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            spark.read.schema(CSV_SCHEMA).csv(str(csvs)).write.format("noop").mode(
-                "overwrite"
-            ).save()
-            native.append(time.perf_counter() - t0)
-        ours_s, native_s = statistics.median(ours), statistics.median(native)
+            times["ours"].append(_timed(lambda: _noop(ingest._parse(spark, config, day_files, {}))))
+            times["native"].append(_timed(lambda: _noop(csv_rows)))
+            times["ours_pq"].append(_timed(lambda: _parse_to_parquet(spark, config, day_files)))
+            times["native_pq"].append(_timed(lambda: csv_rows.write.mode("overwrite").parquet(out)))
+        median = {k: statistics.median(v) for k, v in times.items()}
         print(
             f"{lines:,} capture lines in {len(files)} files ({args.lines:,} offsets rows), local[1]"
         )
-        print(f"ours   (parse stage): median {ours_s:6.2f} s  {lines / ours_s:12,.0f} lines/s/core")
-        print(
-            f"native (CSV reader) : median {native_s:6.2f} s  "
-            f"{args.lines / native_s:12,.0f} rows/s/core"
-        )
-        print(
-            f"ratio ours/native: {(lines / ours_s) / (args.lines / native_s):.2f} (target >= 0.5)"
-        )
+        for key, label in (
+            ("ours", "ours   (parse stage -> noop)         "),
+            ("native", "native (CSV reader -> noop)          "),
+            ("ours_pq", "ours   (parse tasks write Parquet)   "),
+            ("native_pq", "native (CSV reader -> Spark Parquet) "),
+        ):
+            count = lines if key.startswith("ours") else args.lines
+            print(
+                f"{label}: median {median[key]:6.2f} s  {count / median[key]:12,.0f} lines/s/core"
+            )
+        for ours, native in (("ours", "native"), ("ours_pq", "native_pq")):
+            ratio = (lines / median[ours]) / (args.lines / median[native])
+            print(f"ratio {ours}/{native}: {ratio:.2f} (target >= 0.5)")
         spark.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -4,11 +4,13 @@ A date is re-ingested whole when any of its files is new, changed (size or sha25
 gone, so a re-run gives identical tables and a late file adds exactly its rows; when
 nothing changed the date is skipped. Files are parsed on executors, each capture's files
 whole and in one task (a file's header lines give its rows their meaning; a capture's
-offsets complete its members rows).
+offsets complete its members rows). On the delta-rs engine those tasks also write the
+offsets and members files, the bulk of the day, which the driver then commits.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
@@ -36,6 +38,7 @@ from fleet_rebalance.pipeline.ingest_files import RawFile, discover, files_for, 
 from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.engine import RUN_ID_KEY
+from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile, task_write
 
 log = logging.getLogger("fleet_rebalance.ingest")
 ARROW_BATCH_ROWS = 20_000
@@ -75,11 +78,18 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if not todo:
         log.info("nothing new to ingest (%.1fs)", time.monotonic() - started)
         return {}
-    parsed = _parse(spark, config, todo).persist()
+    writes = _typed_writes(spark, config, list(todo))
+    parsed = _parse(spark, config, todo, writes).persist()
+    written: dict[str, list[WrittenFile]] = {}
     try:
         summaries = _check_reconciliation(parsed)
-        counts = _write_bronze(parsed, config, list(todo), summaries)
+        written = _written_files(parsed)
+        counts = _write_bronze(parsed, config, list(todo), summaries, writes, written)
         counts["ingested_files"] = _write_ingested_files(spark, config, todo, summaries, ingested)
+    except BaseException:
+        for name, write in writes.items():
+            write.abort(written.get(name, []))
+        raise
     finally:
         parsed.unpersist()
     log.info(
@@ -117,7 +127,31 @@ def _unchanged(
     )
 
 
-def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile]]) -> DataFrame:
+def _typed_writes(spark: SparkSession, config: Config, days: list[dt.date]) -> dict[str, TaskWrite]:
+    """On the delta-rs engine the parse tasks write offsets and members themselves: the
+    bulk of every capture then never crosses into the JVM and back (see task_writes)."""
+    writes = {}
+    for name in bronze.TYPED_TABLES:
+        column = bronze.partition_column(name)
+        write = task_write(
+            spark,
+            config.table_path(name),
+            bronze.TABLES[name],
+            mode="overwrite",
+            partition_by=(column,),
+            replace_where={column: days},
+        )
+        if write is not None:
+            writes[name] = write
+    return writes
+
+
+def _parse(
+    spark: SparkSession,
+    config: Config,
+    todo: dict[dt.date, list[RawFile]],
+    writes: dict[str, TaskWrite],
+) -> DataFrame:
     pattern = config.capture.path_pattern
     units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen, pattern)]
     schema = bronze.union_schema()
@@ -127,6 +161,7 @@ def _parse(spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile
         path_pattern=config.capture.path_pattern,
         log_timezone=config.capture.log_timezone,
         schema=schema,
+        writes=writes,
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
     # are completed from its offsets), several per task: hundreds of tiny tasks would
@@ -181,8 +216,12 @@ def _parse_partition(
     path_pattern: str,
     log_timezone: str,
     schema,
+    writes: dict[str, TaskWrite],
 ) -> Iterator[pa.RecordBatch]:
+    """Typed rows go to this task's files of `writes`, or else into the union; the
+    task's files are reported as `_written` payload rows once all are closed."""
     arrow_schema = to_arrow_schema(schema)
+    files = {name: write.files() for name, write in writes.items()}
 
     def parse(relative: str) -> tuple[ParseResult, str]:
         """The file's rows, and the sha256 of the very bytes they came from."""
@@ -190,9 +229,27 @@ def _parse_partition(
         result = parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
         return result, hashlib.sha256(data).hexdigest()
 
-    for batch in batches:
-        for task in batch.to_pylist():
-            yield from _capture_batches(task["relatives"], parse, task["run_date"], arrow_schema)
+    try:
+        for batch in batches:
+            for task in batch.to_pylist():
+                captured = _capture_batches(
+                    task["relatives"], parse, task["run_date"], arrow_schema
+                )
+                for table, out in captured:
+                    if table in files:
+                        files[table].write(out)
+                    else:
+                        yield out if table is None else _union_batch(out, table, arrow_schema)
+        reports = [
+            ("_written", _json({"table": name, "file": dataclasses.asdict(written)}))
+            for name, task_files in files.items()
+            for written in task_files.close()
+        ]
+    except BaseException:
+        for task_files in files.values():
+            task_files.discard()
+        raise
+    yield from _payload_chunks(reports, arrow_schema)
 
 
 def _capture_batches(
@@ -200,32 +257,31 @@ def _capture_batches(
     parse: Callable[[str], tuple[ParseResult, str]],
     run_date: dt.date,
     arrow_schema: pa.Schema,
-) -> Iterator[pa.RecordBatch]:
-    """One capture's rows as parse-stage Arrow batches: offsets and members column by
-    column, the other tables as JSON payloads (see bronze.union_schema). Each file's
-    offsets leave as soon as it is parsed, so the JVM converts them while the next file
-    is parsed; members wait for the whole capture, whose offsets complete them."""
+) -> Iterator[tuple[str | None, pa.RecordBatch]]:
+    """One capture's rows: (table, batch) for offsets and members, column by column,
+    and (None, union batch) for the other tables' JSON payloads (see
+    bronze.union_schema). Each file's offsets leave as soon as it is parsed (into the
+    union, the JVM converts them while the next file is parsed); members wait for the
+    whole capture, whose offsets complete them."""
     parsed: list[tuple[str, ParseResult, str, int, int]] = []
     tables: list[pa.Table] = []
     for relative in relatives:
         result, sha256 = parse(relative)
         table, other_dates = _on_date(_records_table(result, OFFSETS), run_date)
-        batches = [
-            _union_batch(b, OFFSETS, arrow_schema) for b in table.to_batches(ARROW_BATCH_ROWS)
-        ]
         tables.append(table)
-        yield from batches
+        for batch in table.to_batches(ARROW_BATCH_ROWS):
+            yield OFFSETS, batch
         parsed.append((relative, result, sha256, table.num_rows, other_dates))
     capture = CaptureOffsets.of(tables)
     for relative, result, sha256, offsets, other_dates in parsed:
         members, other_members = _on_date(_records_table(result, MEMBERS), run_date)
         if members.num_rows:
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
-                yield _union_batch(batch, MEMBERS, arrow_schema)
+                yield MEMBERS, batch
         typed = {OFFSETS: offsets, MEMBERS: members.num_rows}
-        yield from _payload_batches(
-            relative, result, sha256, run_date, arrow_schema, other_dates + other_members, typed
-        )
+        payloads = _payloads(relative, result, sha256, run_date, other_dates + other_members, typed)
+        for batch in _payload_chunks(payloads, arrow_schema):
+            yield None, batch
 
 
 def _records_table(result: ParseResult, table: str) -> pa.Table:
@@ -269,15 +325,14 @@ def _union_batch(batch: pa.RecordBatch, table: str, arrow_schema: pa.Schema) -> 
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
-def _payload_batches(
+def _payloads(
     relative: str,
     result: ParseResult,
     sha256: str,
     run_date: dt.date,
-    arrow_schema: pa.Schema,
     other_dates: int,
     typed: dict[str, int],
-) -> Iterator[pa.RecordBatch]:
+) -> list[tuple[str, str]]:
     """One file's rows of the payload tables, and its summary; `other_dates` counts the
     typed tables' rows of another date left out, `typed` their rows of the run date."""
     payloads: list[tuple[str, str]] = []
@@ -321,6 +376,13 @@ def _payload_batches(
             ),
         )
     )
+    return payloads
+
+
+def _payload_chunks(
+    payloads: list[tuple[str, str]], arrow_schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """(table, JSON) pairs as union batches."""
     for start in range(0, len(payloads), ARROW_BATCH_ROWS):
         chunk = payloads[start : start + ARROW_BATCH_ROWS]
         arrays = [pa.array([t for t, _ in chunk], pa.string())]
@@ -364,6 +426,14 @@ def _payload_rows(parsed: DataFrame, table: str) -> DataFrame:
     )
 
 
+def _written_files(parsed: DataFrame) -> dict[str, list[WrittenFile]]:
+    written: dict[str, list[WrittenFile]] = {}
+    for row in parsed.where(F.col("_table") == "_written").select(bronze.PAYLOAD).collect():
+        report = json.loads(row[0])
+        written.setdefault(report["table"], []).append(WrittenFile(**report["file"]))
+    return written
+
+
 def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
     summaries = [r.asDict() for r in _payload_rows(parsed, "_file").collect()]
     broken = [s for s in summaries if not s["reconciles"]]
@@ -398,7 +468,12 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
 
 
 def _write_bronze(
-    parsed: DataFrame, config: Config, days: list[dt.date], summaries: list[dict[str, Any]]
+    parsed: DataFrame,
+    config: Config,
+    days: list[dt.date],
+    summaries: list[dict[str, Any]],
+    writes: dict[str, TaskWrite],
+    task_files: dict[str, list[WrittenFile]],
 ) -> dict[str, int]:
     tables = {
         name: parsed.where(F.col("_table") == name)
@@ -412,6 +487,9 @@ def _write_bronze(
     counts = {name: written[name] for name in bronze.TABLES if name != "ingested_files"}
     for name, schema in bronze.TABLES.items():
         if name == "ingested_files":
+            continue
+        if name in writes:
+            writes[name].commit(task_files.get(name, []))
             continue
         frame = tables[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
         column = bronze.partition_column(name)

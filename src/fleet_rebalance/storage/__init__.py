@@ -64,10 +64,7 @@ def write_table(
     """
     from fleet_rebalance.storage.table_checks import normalise_replace_where
 
-    if mode not in MODES:
-        raise ValueError(f"{path}: mode must be append or overwrite, found {mode!r}")
-    if replace_where is not None and mode != "overwrite":
-        raise ReplaceWhereError(f"{path}: replace_where needs mode='overwrite'")
+    check_mode(path, mode, replace_where)
     spark = df.sparkSession
     engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
     evolution = spark.conf.get(SCHEMA_EVOLUTION_KEY, "false") == "true"
@@ -83,6 +80,13 @@ def write_table(
         write_delta_spark(df, path, mode, partition_by, options)
         return
     _write_delta_rs(df, path, mode, tuple(partition_by), where, info, evolution)
+
+
+def check_mode(path: str, mode: str, replace_where: Mapping[str, Any] | None) -> None:
+    if mode not in MODES:
+        raise ValueError(f"{path}: mode must be append or overwrite, found {mode!r}")
+    if replace_where is not None and mode != "overwrite":
+        raise ReplaceWhereError(f"{path}: replace_where needs mode='overwrite'")
 
 
 def read_table(spark: SparkSession, path: str, *, version: int | None = None) -> DataFrame:

@@ -238,6 +238,17 @@ def delete_uncommitted(request: WriteRequest, files: list[WrittenFile]) -> None:
     )
 
 
+def delete_unreported(request: WriteRequest, committed: list[WrittenFile]) -> None:
+    """After this write's commit: delete its files the commit left out (written by task
+    attempts nobody reported). The table is not consulted: a later overwrite may have
+    removed the committed files, and time travel still needs them."""
+    root = Path(local_path(request.table_uri))
+    kept = {root / written.path for written in committed}
+    for path in root.rglob(f"{file_prefix(request.write_id)}*"):
+        if path not in kept:
+            path.unlink(missing_ok=True)
+
+
 def sweep_aborted(table_uri: str) -> None:
     """After a commit: remove what late tasks of aborted writes left behind."""
     root = Path(local_path(table_uri))

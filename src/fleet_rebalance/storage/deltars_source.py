@@ -28,6 +28,7 @@ from fleet_rebalance.storage.partitions import partition_dir, partition_value
 from fleet_rebalance.storage.stats import FileStats
 
 SOURCE_NAME = "fleet_rebalance_delta_rs"
+ROW_GROUP_ROWS = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -81,19 +82,13 @@ class DeltaRsWriter(DataSourceArrowWriter):
         self.schema_json = schema.json()
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> DeltaRsCommitMessage:
-        open_files: dict[tuple, _OpenFile] = {}
+        files = PartitionedFiles(self.request)
         try:
             for batch in iterator:
-                for values, part in _split_by_partition(batch, self.request.partition_by):
-                    handle = open_files.get(values)
-                    if handle is None:
-                        handle = _OpenFile.create(self.request, values, part.schema)
-                        open_files[values] = handle
-                    handle.write(part)
-            return DeltaRsCommitMessage([handle.close() for handle in open_files.values()])
+                files.write(batch)
+            return DeltaRsCommitMessage(files.close())
         except BaseException:
-            for handle in open_files.values():
-                handle.discard()
+            files.discard()
             raise
 
     def commit(self, messages: list[DeltaRsCommitMessage | None]) -> None:
@@ -111,7 +106,33 @@ def _files(messages: list[DeltaRsCommitMessage | None]) -> list[WrittenFile]:
     return [f for m in messages if m is not None for f in m.files]
 
 
+class PartitionedFiles:
+    """One task's Parquet files of a write: one per partition value, rows as they come."""
+
+    def __init__(self, request: WriteRequest) -> None:
+        self.request = request
+        self.open: dict[tuple, _OpenFile] = {}
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        for values, part in _split_by_partition(batch, self.request.partition_by):
+            handle = self.open.get(values)
+            if handle is None:
+                handle = _OpenFile.create(self.request, values, part.schema)
+                self.open[values] = handle
+            handle.write(part)
+
+    def close(self) -> list[WrittenFile]:
+        return [handle.close() for handle in self.open.values()]
+
+    def discard(self) -> None:
+        for handle in self.open.values():
+            handle.discard()
+
+
 class _OpenFile:
+    """Batches are gathered into row groups of ROW_GROUP_ROWS: a writer fed small
+    batches would leave as many small row groups, slow to read."""
+
     def __init__(
         self,
         root: str,
@@ -128,6 +149,8 @@ class _OpenFile:
             self.full, schema, compression="snappy"
         )
         self.stats = FileStats()
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_rows = 0
 
     @classmethod
     def create(cls, request: WriteRequest, values: tuple, schema: pa.Schema) -> _OpenFile:
@@ -138,11 +161,21 @@ class _OpenFile:
         return cls(local_path(request.table_uri), relative, named, schema, request.write_id)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        assert self.writer is not None
-        self.writer.write_batch(batch)
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
         self.stats.update(batch)
+        if self.pending_rows >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        assert self.writer is not None
+        if self.pending:
+            table = pa.Table.from_batches(self.pending)
+            self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self.pending, self.pending_rows = [], 0
 
     def close(self) -> WrittenFile:
+        self._flush()
         assert self.writer is not None
         self.writer.close()
         self.writer = None
