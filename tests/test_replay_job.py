@@ -94,8 +94,9 @@ def test_the_failed_capture_is_a_gap_not_everyone_leaving(spark, replayed):
 def test_oracle_pandas_function_equals_spark(spark, replayed):
     """The same function on the same rows with plain pandas gives Spark's output."""
     config, _ = replayed
-    captures = replay.capture_rows(spark, config, DAY)
-    lags = replay.lag_rows(spark, config, DAY, captures)
+    keys = replay.capture_keys(spark, config, DAY)
+    captures = replay.capture_rows(spark, config, DAY, keys)
+    lags = replay.lag_rows(spark, config, DAY, keys)
     key = (
         captures.select("cluster", "group_id")
         .distinct()

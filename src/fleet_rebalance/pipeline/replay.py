@@ -76,8 +76,9 @@ def per_group(
 ) -> DataFrame:
     """function(key, captures, lags) -> silver rows as an Arrow table, once per
     (cluster, group_id)."""
-    captures = capture_rows(spark, config, run_date)
-    lags = lag_rows(spark, config, run_date, captures)
+    keys = capture_keys(spark, config, run_date)
+    captures = capture_rows(spark, config, run_date, keys)
+    lags = lag_rows(spark, config, run_date, keys)
     return (
         captures.groupBy("cluster", "group_id")
         .cogroup(lags.groupBy("cluster", "group_id"))
@@ -85,10 +86,11 @@ def per_group(
     )
 
 
-def capture_rows(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
-    """One row per member per usable capture (plus one per capture of an Empty group),
-    flat: assignments as two parallel arrays, so Arrow hands them to pandas as numpy
-    arrays instead of a dict per partition."""
+def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    """(cluster, group_id, captured_at) of every capture replayed: the date's captures
+    whose members file was ingested OK, with members or an Empty state, and each
+    group's last such capture of the previous date. One row per capture, not per
+    member: both sides of the cogroup are cut to these keys."""
     days = [run_date - dt.timedelta(days=1), run_date]
     ok = (
         _table(spark, config, "ingested_files")
@@ -96,19 +98,54 @@ def capture_rows(spark: SparkSession, config: Config, run_date: dt.date) -> Data
         .select(F.col("cluster"), F.col("captured_at"))
         .distinct()
     )
-    members = (
-        _table(spark, config, "members")
-        .where(F.col("capture_date").isin(days))
-        .select(
-            *KEY,
-            "consumer_id",
-            "group_instance_id",
-            "subscription",
-            F.transform("assignment", lambda tp: tp["topic"]).alias("assigned_topics"),
-            F.transform("assignment", lambda tp: tp["partition"]).alias("assigned_partitions"),
-        )
+    with_members = _members(spark, config, days).where(F.col("consumer_id").isNotNull())
+    empty = _states(spark, config, days).where(F.col("state") == "Empty")
+    keys = (
+        with_members.select(*KEY)
+        .unionByName(empty.select(*KEY))
+        .distinct()
+        .join(ok, on=["cluster", "captured_at"], how="inner")
     )
-    states = (
+    earlier = F.to_date("captured_at") < F.lit(run_date)
+    last_before = F.max(F.when(earlier, F.col("captured_at"))).over(
+        Window.partitionBy("cluster", "group_id")
+    )
+    return (
+        keys.withColumn("_baseline", last_before)
+        .where(~earlier | (F.col("captured_at") == F.col("_baseline")))
+        .drop("_baseline")
+    )
+
+
+def capture_rows(
+    spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame
+) -> DataFrame:
+    """One row per member per capture of `keys` (plus one per capture of an Empty
+    group), flat: assignments as two parallel arrays, so Arrow hands them to pandas as
+    numpy arrays instead of a dict per partition."""
+    days = [run_date - dt.timedelta(days=1), run_date]
+    members = _members(spark, config, days).select(
+        *KEY,
+        "consumer_id",
+        "group_instance_id",
+        "subscription",
+        F.transform("assignment", lambda tp: tp["topic"]).alias("assigned_topics"),
+        F.transform("assignment", lambda tp: tp["partition"]).alias("assigned_partitions"),
+    )
+    return (
+        members.join(_states(spark, config, days), on=KEY, how="full")
+        .where(F.col("consumer_id").isNotNull() | (F.col("state") == "Empty"))
+        .join(keys, on=KEY, how="left_semi")
+    )
+
+
+def _members(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
+    return _table(spark, config, "members").where(F.col("capture_date").isin(days))
+
+
+def _states(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
+    """One state row per capture of a group."""
+    return (
         _table(spark, config, "group_states")
         .where(F.col("capture_date").isin(days))
         .groupBy(*KEY)
@@ -117,26 +154,10 @@ def capture_rows(spark: SparkSession, config: Config, run_date: dt.date) -> Data
             F.first("assignment_strategy").alias("assignment_strategy"),
         )
     )
-    rows = (
-        members.join(states, on=KEY, how="full")
-        .join(ok, on=["cluster", "captured_at"], how="inner")
-        .where(F.col("consumer_id").isNotNull() | (F.col("state") == "Empty"))
-    )
-    earlier = F.to_date("captured_at") < F.lit(run_date)
-    last_before = F.max(F.when(earlier, F.col("captured_at"))).over(
-        Window.partitionBy("cluster", "group_id")
-    )
-    return (
-        rows.withColumn("_baseline", last_before)
-        .where(~earlier | (F.col("captured_at") == F.col("_baseline")))
-        .drop("_baseline")
-    )
 
 
-def lag_rows(
-    spark: SparkSession, config: Config, run_date: dt.date, captures: DataFrame
-) -> DataFrame:
-    """Per-partition lags of exactly the captures being replayed, trimmed to what the
+def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame) -> DataFrame:
+    """Per-partition lags of exactly the captures of `keys`, trimmed to what the
     replay reads: a lag of 0 (or unknown) adds nothing to any member's lag, so only
     non-zero lags travel, plus one row per capture and topic carrying its highest
     partition (lag null) for the partition count. Most partitions of a healthy fleet
@@ -150,11 +171,7 @@ def lag_rows(
     highest = offsets.groupBy(*KEY, "topic").agg(
         F.max("partition").alias("partition"), F.lit(None).cast("long").alias("lag")
     )
-    return (
-        offsets.where(F.col("lag") != 0)
-        .unionByName(highest)
-        .join(captures.select(*KEY).distinct(), on=KEY, how="left_semi")
-    )
+    return offsets.where(F.col("lag") != 0).unionByName(highest).join(keys, on=KEY, how="left_semi")
 
 
 def topic_history(
