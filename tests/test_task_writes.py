@@ -154,6 +154,8 @@ def test_task_write_checks_the_table_before_any_task_runs(spark, tmp_path):
     other = StructType([StructField("key", LongType()), StructField("day", DateType())])
     with pytest.raises(SchemaMismatchError):
         task_write(spark, str(table), other, mode="overwrite", partition_by=("day",))
+    with pytest.raises(SchemaMismatchError, match="partition column"):
+        task_write(spark, str(tmp_path / "u"), SCHEMA, mode="append", partition_by=("hour",))
     with pytest.raises(ValueError, match="mode"):
         task_write(spark, str(table), SCHEMA, mode="merge", partition_by=("day",))
 

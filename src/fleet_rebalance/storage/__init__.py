@@ -64,15 +64,12 @@ def write_table(
     """
     from fleet_rebalance.storage.table_checks import normalise_replace_where
 
-    check_mode(path, mode, replace_where)
+    check_write(path, mode, replace_where, partition_by, df.columns)
     spark = df.sparkSession
     engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
     evolution = spark.conf.get(SCHEMA_EVOLUTION_KEY, "false") == "true"
     info = {**_run_context(spark), **(commit_info or {})}
     where = normalise_replace_where(replace_where, partition_by, path)
-    missing = [c for c in partition_by if c not in df.columns]
-    if missing:
-        raise SchemaMismatchError(f"{path}: partition column(s) {missing} not in the DataFrame")
     if engine == DELTA_SPARK:
         from fleet_rebalance.storage.deltaspark import delta_spark_write_options, write_delta_spark
 
@@ -82,11 +79,21 @@ def write_table(
     _write_delta_rs(df, path, mode, tuple(partition_by), where, info, evolution)
 
 
-def check_mode(path: str, mode: str, replace_where: Mapping[str, Any] | None) -> None:
+def check_write(
+    path: str,
+    mode: str,
+    replace_where: Mapping[str, Any] | None,
+    partition_by: Sequence[str],
+    columns: Sequence[str],
+) -> None:
+    """What either engine refuses before anything is written."""
     if mode not in MODES:
         raise ValueError(f"{path}: mode must be append or overwrite, found {mode!r}")
     if replace_where is not None and mode != "overwrite":
         raise ReplaceWhereError(f"{path}: replace_where needs mode='overwrite'")
+    missing = [c for c in partition_by if c not in columns]
+    if missing:
+        raise SchemaMismatchError(f"{path}: partition column(s) {missing} not in the DataFrame")
 
 
 def read_table(spark: SparkSession, path: str, *, version: int | None = None) -> DataFrame:

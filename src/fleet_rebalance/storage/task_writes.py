@@ -86,11 +86,11 @@ def task_write(
     """A write for the caller's tasks, checked against the table as write_table checks
     its own; None when the session's engine is delta-spark, whose writes must go
     through Spark (write_table)."""
-    from fleet_rebalance.storage import _absolute, _run_context, check_mode
+    from fleet_rebalance.storage import _absolute, _run_context, check_write
     from fleet_rebalance.storage.deltars_commit import validate_against_table
     from fleet_rebalance.storage.table_checks import normalise_replace_where
 
-    check_mode(path, mode, replace_where)
+    check_write(path, mode, replace_where, partition_by, schema.fieldNames())
     if spark.conf.get(ENGINE_KEY, DELTA_RS) != DELTA_RS:
         return None
     request = WriteRequest(
