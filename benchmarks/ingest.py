@@ -153,9 +153,9 @@ def main() -> int:
             ("ours_pq", "ours   (parse tasks write Parquet)   "),
             ("native_pq", "native (CSV reader -> Spark Parquet) "),
         ):
-            count = lines if key.startswith("ours") else args.lines
+            count, unit = (lines, "lines") if key.startswith("ours") else (args.lines, "rows")
             print(
-                f"{label}: median {median[key]:6.2f} s  {count / median[key]:12,.0f} lines/s/core"
+                f"{label}: median {median[key]:6.2f} s  {count / median[key]:12,.0f} {unit}/s/core"
             )
         for ours, native in (("ours", "native"), ("ours_pq", "native_pq")):
             ratio = (lines / median[ours]) / (args.lines / median[native])
