@@ -91,7 +91,7 @@ def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> Data
     whose members file was ingested OK, with members or an Empty state, and each
     group's last such capture of the previous date. One row per capture, not per
     member: both sides of the cogroup are cut to these keys."""
-    days = [run_date - dt.timedelta(days=1), run_date]
+    days = _replayed_days(run_date)
     ok = (
         _table(spark, config, "ingested_files")
         .where((F.col("kind") == "members") & (F.col("status") == "ok"))
@@ -123,7 +123,7 @@ def capture_rows(
     """One row per member per capture of `keys` (plus one per capture of an Empty
     group), flat: assignments as two parallel arrays, so Arrow hands them to pandas as
     numpy arrays instead of a dict per partition."""
-    days = [run_date - dt.timedelta(days=1), run_date]
+    days = _replayed_days(run_date)
     members = _members(spark, config, days).select(
         *KEY,
         "consumer_id",
@@ -137,6 +137,11 @@ def capture_rows(
         .where(F.col("consumer_id").isNotNull() | (F.col("state") == "Empty"))
         .join(keys, on=KEY, how="left_semi")
     )
+
+
+def _replayed_days(run_date: dt.date) -> list[dt.date]:
+    """The date and the one before it, whose last capture is each group's baseline."""
+    return [run_date - dt.timedelta(days=1), run_date]
 
 
 def _members(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
@@ -162,7 +167,7 @@ def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataF
     non-zero lags travel, plus one row per capture and topic carrying its highest
     partition (lag null) for the partition count. Most partitions of a healthy fleet
     sit at lag 0, so this ships a fraction of the offsets rows."""
-    days = [run_date - dt.timedelta(days=1), run_date]
+    days = _replayed_days(run_date)
     offsets = (
         _table(spark, config, "offsets")
         .where(F.col("capture_date").isin(days))

@@ -62,21 +62,21 @@ def write_table(
     list of values per partition column) replaces just those partitions, and fails if
     df holds rows outside them; without replace_where it replaces the whole table.
     """
-    from fleet_rebalance.storage.table_checks import normalise_replace_where
-
     check_write(path, mode, replace_where, partition_by, df.columns)
     spark = df.sparkSession
-    engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
-    evolution = spark.conf.get(SCHEMA_EVOLUTION_KEY, "false") == "true"
-    info = {**_run_context(spark), **(commit_info or {})}
-    where = normalise_replace_where(replace_where, partition_by, path)
-    if engine == DELTA_SPARK:
+    if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
         from fleet_rebalance.storage.deltaspark import delta_spark_write_options, write_delta_spark
 
+        where, info, evolution = _write_context(
+            spark, path, partition_by, replace_where, commit_info
+        )
         options = delta_spark_write_options(where, info, evolution)
         write_delta_spark(df, path, mode, partition_by, options)
         return
-    _write_delta_rs(df, path, mode, tuple(partition_by), where, info, evolution)
+    request = delta_rs_request(
+        spark, path, mode, partition_by, replace_where, commit_info, df.schema.json()
+    )
+    _write_delta_rs(df, request)
 
 
 def check_write(
@@ -94,6 +94,44 @@ def check_write(
     missing = [c for c in partition_by if c not in columns]
     if missing:
         raise SchemaMismatchError(f"{path}: partition column(s) {missing} not in the DataFrame")
+
+
+def _write_context(
+    spark: SparkSession,
+    path: str,
+    partition_by: Sequence[str],
+    replace_where: Mapping[str, Any] | None,
+    commit_info: Mapping[str, Any] | None,
+) -> tuple[dict[str, list[str | None]] | None, dict[str, Any], bool]:
+    """replace_where as partition strings, the commit info with the run's context, and
+    whether the session allows schema evolution."""
+    from fleet_rebalance.storage.table_checks import normalise_replace_where
+
+    return (
+        normalise_replace_where(replace_where, partition_by, path),
+        {**_run_context(spark), **(commit_info or {})},
+        spark.conf.get(SCHEMA_EVOLUTION_KEY, "false") == "true",
+    )
+
+
+def delta_rs_request(
+    spark: SparkSession,
+    path: str,
+    mode: str,
+    partition_by: Sequence[str],
+    replace_where: Mapping[str, Any] | None,
+    commit_info: Mapping[str, Any] | None,
+    schema_json: str,
+) -> Any:
+    """A delta-rs write (a deltars_source.WriteRequest), checked against the table as
+    it is now."""
+    from fleet_rebalance.storage.deltars_commit import validate_against_table
+    from fleet_rebalance.storage.deltars_source import WriteRequest
+
+    where, info, evolution = _write_context(spark, path, partition_by, replace_where, commit_info)
+    request = WriteRequest(_absolute(path), mode, tuple(partition_by), where, info, evolution)
+    validate_against_table(request, schema_json)
+    return request
 
 
 def read_table(spark: SparkSession, path: str, *, version: int | None = None) -> DataFrame:
@@ -119,20 +157,9 @@ def _absolute(path: str) -> str:
     return path if "://" in path else os.path.abspath(path)
 
 
-def _write_delta_rs(
-    df: DataFrame,
-    path: str,
-    mode: str,
-    partition_by: tuple[str, ...],
-    where: dict | None,
-    info: dict,
-    evolution: bool,
-) -> None:
-    from fleet_rebalance.storage.deltars_commit import validate_against_table
-    from fleet_rebalance.storage.deltars_source import SOURCE_NAME, DeltaRsDataSource, WriteRequest
+def _write_delta_rs(df: DataFrame, request: Any) -> None:
+    from fleet_rebalance.storage.deltars_source import SOURCE_NAME, DeltaRsDataSource
 
-    request = WriteRequest(_absolute(path), mode, partition_by, where, info, evolution)
-    validate_against_table(request, df.schema.json())
     spark = df.sparkSession
     # Registration lives in the session; a flag in the session's own conf records it.
     if spark.conf.get(REGISTERED_KEY, "false") != "true":
@@ -141,7 +168,7 @@ def _write_delta_rs(
     try:
         (
             df.write.format(SOURCE_NAME)
-            .mode("overwrite" if mode == "overwrite" else "append")
+            .mode("overwrite" if request.mode == "overwrite" else "append")
             .options(**request.to_options())
             .save()
         )

@@ -243,10 +243,7 @@ def delete_unreported(request: WriteRequest, committed: list[WrittenFile]) -> No
     attempts nobody reported). The table is not consulted: a later overwrite may have
     removed the committed files, and time travel still needs them."""
     root = Path(local_path(request.table_uri))
-    kept = {root / written.path for written in committed}
-    for path in root.rglob(f"{file_prefix(request.write_id)}*"):
-        if path not in kept:
-            path.unlink(missing_ok=True)
+    _delete_write(root, request.write_id, set(), {str(root / f.path) for f in committed})
 
 
 def sweep_aborted(table_uri: str) -> None:

@@ -24,7 +24,7 @@ from fleet_rebalance.storage.deltars_source import (
     WrittenFile,
     local_path,
 )
-from fleet_rebalance.storage.engine import DELTA_RS, ENGINE_KEY, SCHEMA_EVOLUTION_KEY
+from fleet_rebalance.storage.engine import DELTA_RS, ENGINE_KEY
 
 __all__ = ["TaskFiles", "TaskWrite", "WrittenFile", "task_write"]
 
@@ -86,21 +86,13 @@ def task_write(
     """A write for the caller's tasks, checked against the table as write_table checks
     its own; None when the session's engine is delta-spark, whose writes must go
     through Spark (write_table)."""
-    from fleet_rebalance.storage import _absolute, _run_context, check_write
-    from fleet_rebalance.storage.deltars_commit import validate_against_table
-    from fleet_rebalance.storage.table_checks import normalise_replace_where
+    from fleet_rebalance.storage import _absolute, check_write, delta_rs_request
 
     check_write(path, mode, replace_where, partition_by, schema.fieldNames())
     if spark.conf.get(ENGINE_KEY, DELTA_RS) != DELTA_RS:
         return None
-    request = WriteRequest(
-        _absolute(path),
-        mode,
-        tuple(partition_by),
-        normalise_replace_where(replace_where, partition_by, path),
-        {**_run_context(spark), **(commit_info or {})},
-        spark.conf.get(SCHEMA_EVOLUTION_KEY, "false") == "true",
+    local_path(_absolute(path))  # object stores are refused before any task runs
+    request = delta_rs_request(
+        spark, path, mode, partition_by, replace_where, commit_info, schema.json()
     )
-    local_path(request.table_uri)  # object stores are refused before any task runs
-    validate_against_table(request, schema.json())
     return TaskWrite(request, schema.json())
