@@ -1,3 +1,4 @@
+import pyspark.sql.functions as F
 import pytest
 
 from fleet_rebalance.session import _class_loadable
@@ -19,3 +20,16 @@ def test_the_delta_probe_sees_the_driver_classpath(spark):
     assert _class_loadable("org.apache.spark.sql.SparkSession")
     # No Delta jars here (no Maven access): auto must fall back to delta-rs.
     assert not _class_loadable(DELTA_EXTENSION_CLASS)
+
+
+def test_a_persisted_shuffle_is_coalesced_like_any_other(spark):
+    # Replay and metrics persist their results: without this a tiny day ran every
+    # shuffle partition as its own task (and Python worker round trip) per table.
+    frame = spark.range(100).groupBy((F.col("id") % 3).alias("key")).count()
+    assert int(spark.conf.get("spark.sql.shuffle.partitions")) > 1
+    cached = frame.persist()
+    try:
+        assert cached.count() == 3
+        assert cached.rdd.getNumPartitions() == 1
+    finally:
+        cached.unpersist()

@@ -31,6 +31,11 @@ BASE_SPARK_CONF = {
     # union's inputs as one group: the replay's lag rows (a semi-join and an aggregate)
     # ran as a single task (SPARK-57996). No plan here relies on a union's partitioning.
     "spark.sql.unionOutputPartitioning": "false",
+    # Replay and metrics persist each result before counting and writing it. By default
+    # adaptive execution may not coalesce a cached plan's shuffle, so every table ran
+    # all spark.sql.shuffle.partitions tasks, each paying a Python worker round trip,
+    # however small the day: 1k groups' metrics step took 43.7 s, now 27.8 s.
+    "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
 }
 
 
