@@ -36,6 +36,8 @@ BASE_SPARK_CONF = {
     # all spark.sql.shuffle.partitions tasks, each paying a Python worker round trip,
     # however small the day: 1k groups' metrics step took 43.7 s, now 27.8 s.
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
+    # Workers import pip's pyspark rather than SPARK_HOME's zipped copy (worker_daemon).
+    "spark.python.daemon.module": "fleet_rebalance.worker_daemon",
 }
 
 
