@@ -9,6 +9,14 @@ driver and Python workers together, sampled every 0.2 s), then the scaling ratio
 local[1] / local[2] speed-ups. The fleet's shape (members and partitions per group,
 membership changes per group-day, assignor mix) is printed from the tables themselves.
 
+A run also has costs that do not grow with the fleet (JVM and Python worker start-up,
+two dozen Delta commits, each table's small jobs). `--baseline-groups` (default 30)
+measures them with a nightly on a fleet that small, and the ratios are printed a second
+time on the time above that baseline: the part of the run that the fleet's size drives.
+`--pin` runs `local[N]` on N CPUs (sched_setaffinity, inherited by the JVM and its
+Python workers): unpinned, `local[1]` keeps more than one core busy, its Python workers
+running beside the JVM's task thread.
+
     python benchmarks/end_to_end.py --groups 1000,5000 --masters local[1],local[2]
 """
 
@@ -70,7 +78,7 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def run_nightly(raw: Path, warehouse: Path, master: str) -> dict:
+def run_nightly(raw: Path, warehouse: Path, master: str, pin: bool = False) -> dict:
     conf = warehouse.parent / f"{warehouse.name}.yaml"
     conf.write_text(
         f"raw_root: {raw}\nwarehouse: {warehouse}\nspark:\n"
@@ -95,6 +103,7 @@ def run_nightly(raw: Path, warehouse: Path, master: str) -> dict:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=(lambda: os.sched_setaffinity(0, _cpus(master))) if pin else None,
     )
     stop, peak = threading.Event(), []
     sampler = threading.Thread(target=peak_rss_mib, args=(process.pid, stop, peak))
@@ -116,6 +125,13 @@ def run_nightly(raw: Path, warehouse: Path, master: str) -> dict:
         "peak_mib": peak[0],
         "cpu": _busy_cpu() - cpu_before,
     }
+
+
+def _cpus(master: str) -> set[int]:
+    """The first N CPUs for local[N] (all of them for local[*] or a cluster)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    match = re.fullmatch(r"local\[(\d+)\]", master)
+    return set(cpus[: int(match.group(1))] if match else cpus)
 
 
 def _busy_cpu() -> float:
@@ -161,62 +177,94 @@ def fleet_shape(warehouse: Path, groups: int) -> str:
     )
 
 
+def generate(raw: Path, size: int, interval_minutes: int) -> None:
+    started = time.monotonic()
+    spec = FleetSpec(
+        groups_per_cluster=-(-size // 3),
+        start=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
+        hours=24,
+        interval_minutes=interval_minutes,
+        # The issue's shape: ~12 partitions per group, each topic read by a few groups
+        # (so work per group does not grow with the fleet).
+        topics_per_group=(1, 1, 1, 2),
+        groups_per_topic=3,
+    )
+    written = write_fleet(spec, raw)
+    print(f"{size} groups: generated {written} in {time.monotonic() - started:.0f}s")
+
+
+def print_run(size: int, master: str, result: dict) -> None:
+    print(
+        f"\n{size} groups on {master}: {result['wall']:.1f}s wall, "
+        f"peak RSS {result['peak_mib']:.0f} MiB, CPU {result['cpu']:.0f}s "
+        f"({result['cpu'] / result['wall']:.2f} cores of the machine busy on average)"
+    )
+    for step, (seconds, counts) in result["steps"].items():
+        print(f"  {step:8s} {seconds:7.1f}s  {counts}")
+
+
+def print_scaling(sizes: list[int], runs: dict[int, dict], base: dict | None) -> None:
+    """Time per group of each size over the previous size's; with `base`, of the time
+    above the baseline run's (the same step's, for steps)."""
+
+    def net(run: dict, step: str | None) -> float:
+        seconds = run["wall"] if step is None else run["steps"][step][0]
+        if base is None:
+            return seconds
+        return seconds - (base["wall"] if step is None else base["steps"][step][0])
+
+    for small, big in itertools.pairwise(sizes):
+        a, b = runs[small], runs[big]
+        ratios = {
+            step or "total": (net(b, step) / big) / (net(a, step) / small)
+            for step in [None, *a["steps"]]
+        }
+        print(f"    {big}/{small}: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", default="1000,5000,20000", help="fleet sizes (groups)")
     parser.add_argument("--masters", default="local[1],local[2]")
     parser.add_argument("--interval-minutes", type=int, default=10)
+    parser.add_argument(
+        "--baseline-groups",
+        type=int,
+        default=30,
+        help="a fleet this small measures the per-run costs (0: no baseline run)",
+    )
+    parser.add_argument("--pin", action="store_true", help="run local[N] on N CPUs")
     parser.add_argument("--workdir", help="keep generated data here (default: a temp dir)")
     args = parser.parse_args()
     sizes = [int(x) for x in args.groups.split(",")]
     masters = args.masters.split(",")
     root = Path(args.workdir or tempfile.mkdtemp(prefix="fleet-e2e-"))
-    results: dict[tuple[int, str], dict] = {}
+    runs: dict[str, dict[int, dict]] = {master: {} for master in masters}
+    baseline = [args.baseline_groups] if args.baseline_groups else []
     try:
-        for size in sizes:
+        for size in baseline + sizes:
             raw = root / f"raw-{size}"
             if not raw.exists():
-                t0 = time.monotonic()
-                spec = FleetSpec(
-                    groups_per_cluster=-(-size // 3),
-                    start=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
-                    hours=24,
-                    interval_minutes=args.interval_minutes,
-                    # The issue's shape: ~12 partitions per group, each topic read by
-                    # a few groups (so work per group does not grow with the fleet).
-                    topics_per_group=(1, 1, 1, 2),
-                    groups_per_topic=3,
-                )
-                written = write_fleet(spec, raw)
-                print(f"{size} groups: generated {written} in {time.monotonic() - t0:.0f}s")
+                generate(raw, size, args.interval_minutes)
             for master in masters:
                 tag = re.sub(r"\W", "", master)
                 warehouse = root / f"wh-{size}-{tag}"
                 shutil.rmtree(warehouse, ignore_errors=True)
-                result = results[(size, master)] = run_nightly(raw, warehouse, master)
-                print(
-                    f"\n{size} groups on {master}: {result['wall']:.1f}s wall, "
-                    f"peak RSS {result['peak_mib']:.0f} MiB, CPU {result['cpu']:.0f}s "
-                    f"({result['cpu'] / result['wall']:.2f} cores of the machine busy on average)"
-                )
-                for step, (seconds, counts) in result["steps"].items():
-                    print(f"  {step:8s} {seconds:7.1f}s  {counts}")
-                if master == masters[0]:
+                result = runs[master][size] = run_nightly(raw, warehouse, master, args.pin)
+                print_run(size, master, result)
+                if master == masters[0] and size not in baseline:
                     print("  " + fleet_shape(warehouse, size))
         print("\nscaling (time per group vs the previous size; 1.00 = linear):")
         for master in masters:
-            for small, big in itertools.pairwise(sizes):
-                a, b = results[(small, master)], results[(big, master)]
-                per_step = ", ".join(
-                    f"{s} {(b['steps'][s][0] / big) / (a['steps'][s][0] / small):.2f}"
-                    for s in a["steps"]
-                )
-                total = (b["wall"] / big) / (a["wall"] / small)
-                print(f"  {master} {big}/{small}: total {total:.2f}; {per_step}")
+            print(f"  {master}{' pinned' if args.pin else ''}:")
+            print_scaling(sizes, runs[master], None)
+            if baseline:
+                print(f"   above the {baseline[0]}-group run's time:")
+                print_scaling(sizes, runs[master], runs[master][baseline[0]])
         if "local[1]" in masters and "local[2]" in masters:
             print("speed-up local[1] / local[2]:")
-            for size in sizes:
-                one, two = results[(size, "local[1]")], results[(size, "local[2]")]
+            for size in baseline + sizes:
+                one, two = runs["local[1]"][size], runs["local[2]"][size]
                 per_step = ", ".join(
                     f"{s} {one['steps'][s][0] / two['steps'][s][0]:.2f}" for s in one["steps"]
                 )
