@@ -1,9 +1,11 @@
 """The worker daemon drops SPARK_HOME's pyspark.zip and jars only when they belong to
 the pyspark installed on the same path."""
 
+import importlib.util
 import sys
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from fleet_rebalance.worker_daemon import same_installation_entries
@@ -45,8 +47,6 @@ def test_without_an_installed_pyspark_nothing_is_dropped(tmp_path):
 @pytest.mark.spark
 def test_tasks_import_the_installed_pyspark(spark):
     def where(_):
-        import importlib.util
-
         yield (
             importlib.util.find_spec("pyspark").origin,
             [
@@ -57,6 +57,4 @@ def test_tasks_import_the_installed_pyspark(spark):
         )
 
     rows = spark.sparkContext.parallelize(range(2), 2).mapPartitions(where).collect()
-    import pyspark
-
     assert rows == [(pyspark.__file__, [])] * 2
