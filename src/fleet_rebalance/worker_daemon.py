@@ -21,19 +21,15 @@ from pathlib import Path
 def same_installation_entries(path: list[str]) -> list[str]:
     """Entries of `path` inside the pyspark package that the rest of `path` imports:
     its python/lib/pyspark.zip and its jars (py4j's zip stays: small, and needed)."""
-
-    def inside(entry: str, package: Path) -> bool:
-        where = Path(entry).resolve()
-        return where == package / "python/lib/pyspark.zip" or (
-            where.parent == package / "jars" and where.suffix == ".jar"
-        )
-
-    zips = [p for p in path if Path(p).name == "pyspark.zip" or p.endswith(".jar")]
-    spec = importlib.machinery.PathFinder.find_spec("pyspark", [p for p in path if p not in zips])
-    if not zips or spec is None or spec.origin is None:
+    candidates = [p for p in path if Path(p).name == "pyspark.zip" or p.endswith(".jar")]
+    rest = [p for p in path if p not in candidates]
+    spec = importlib.machinery.PathFinder.find_spec("pyspark", rest)
+    if not candidates or spec is None or spec.origin is None:
         return []
     package = Path(spec.origin).resolve().parent
-    return [p for p in zips if inside(p, package)]
+    zip_file, jars = package / "python/lib/pyspark.zip", package / "jars"
+    resolved = {p: Path(p).resolve() for p in candidates}
+    return [p for p, where in resolved.items() if where == zip_file or where.parent == jars]
 
 
 def main() -> None:
