@@ -23,11 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from fleet_rebalance.capture import store
 from fleet_rebalance.config import Config
+from fleet_rebalance.filesystems import location
 from fleet_rebalance.generate.render import GroupView, MemberView, offsets_view
 from fleet_rebalance.pipeline import ingest
-from fleet_rebalance.pipeline.ingest_files import RawFile
 from fleet_rebalance.session import build_session
+from fleet_rebalance.storage.warehouse import Warehouse
 
 CSV_SCHEMA = (
     "group_id string, topic string, partition int, current_offset long, "
@@ -100,7 +102,7 @@ def _noop(frame) -> None:
 
 def _parse_to_parquet(spark, config: Config, day_files) -> None:
     """The delta-rs path: tasks write offsets and members, reported, then deleted."""
-    writes = ingest._typed_writes(spark, config, list(day_files))
+    writes = ingest._typed_writes(Warehouse(spark, config.warehouse), list(day_files))
     parsed = ingest._parse(spark, config, day_files, writes).persist()
     written = {}
     try:
@@ -129,10 +131,7 @@ def main() -> int:
         spark = build_session(config, job="bench-ingest", master="local[1]")
         spark.sparkContext.setLogLevel("ERROR")
         day = dt.date(2026, 11, 20)
-        files = [
-            RawFile(p.relative_to(raw).as_posix(), p.stat().st_size, None)
-            for p in sorted(raw.rglob("*.txt"))
-        ]
+        files = store.discover(location(str(raw)), config.capture.path_pattern)
         lines = sum(1 for p in raw.rglob("*.txt") for _ in p.open(encoding="utf-8"))
         day_files = {day: files}
         times: dict[str, list[float]] = {k: [] for k in ("ours", "native", "ours_pq", "native_pq")}

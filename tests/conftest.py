@@ -7,12 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS env)
 
 PROJECT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory):
+def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
+    """Started after the S3 server: the JVM and its Python workers take the AWS
+    credentials from the environment they start with, as in a real run."""
     from fleet_rebalance.config import Config, StorageConfig
     from fleet_rebalance.session import build_session
 

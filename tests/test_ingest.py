@@ -20,6 +20,7 @@ from fleet_rebalance.pipeline import bronze, ingest
 from fleet_rebalance.pipeline.ingest_files import RawFile
 from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.storage import read_table
+from fleet_rebalance.storage.engine import DELTA_SPARK
 
 pytestmark = pytest.mark.spark
 PROJECT = Path(__file__).resolve().parent.parent
@@ -122,13 +123,22 @@ def test_rerun_of_a_date_changes_nothing(spark, sample):
     assert {t: DeltaTable(config.table_path(t)).version() for t in bronze.TABLES} == versions
 
 
-def test_tables_are_the_same_when_spark_writes_offsets_and_members(
+def test_tables_are_the_same_when_the_parse_tasks_stage_files_for_spark(
     spark, sample, tmp_path, monkeypatch
 ):
-    """Under delta-spark the typed rows travel in the parse stage's union and Spark
-    writes them; on delta-rs the parse tasks write them. Same tables either way."""
+    """Under delta-spark the parse tasks stage their offsets and members files and
+    Spark's writer commits their rows; on delta-rs they write into the tables. Same
+    tables either way (the staged rows are committed here by the session's engine)."""
     config, counts = sample
-    monkeypatch.setattr(ingest, "_typed_writes", lambda *_: {})
+    typed_writes = ingest._typed_writes
+
+    def staged(warehouse, days):
+        return {
+            name: dataclasses.replace(write, engine=DELTA_SPARK)
+            for name, write in typed_writes(warehouse, days).items()
+        }
+
+    monkeypatch.setattr(ingest, "_typed_writes", staged)
     through_spark = dataclasses.replace(config, warehouse=str(tmp_path / "wh"))
     assert ingest.run(spark, through_spark, DAY) == counts
     for name in bronze.TABLES:
@@ -140,6 +150,7 @@ def test_tables_are_the_same_when_spark_writes_offsets_and_members(
             ignore_row_order=True,
             ignore_nullable=True,
         )
+    assert not list((tmp_path / "wh").glob("*/_fleet_staging/*"))
 
 
 def test_a_late_file_adds_exactly_its_rows(spark, tmp_path):
@@ -259,19 +270,34 @@ def test_members_are_completed_from_the_same_captures_offsets():
 
 def test_files_of_one_capture_are_parsed_together():
     at = dt.datetime(2026, 11, 20, 2, 40, tzinfo=dt.UTC)
+    pattern = "^(?P<cluster>[^/]+)/"
     files = [
-        RawFile("east/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", 900, at),
-        RawFile("east/captures/2026-11-20T0240Z/consumer-groups-members.txt", 100, at),
-        RawFile("west/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", 50, at),
-        RawFile("east/logs/broker-1/server.log.2026-11-20-02", 70, at.replace(minute=0)),
-        RawFile("east/logs/broker-2/server.log.2026-11-20-02", 60, at.replace(minute=0)),
+        RawFile.at("east/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", 900, pattern),
+        RawFile.at("east/captures/2026-11-20T0240Z/consumer-groups-members.txt", 100, pattern),
+        RawFile.at("west/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", 50, pattern),
+        # Known logs (by their content) are parsed alone, whatever their path says.
+        dataclasses.replace(
+            RawFile.at("east/logs/broker-1/server.log.2026-11-20-02", 70, pattern), is_log=True
+        ),
+        dataclasses.replace(
+            RawFile.at("east/logs/broker-2/server.log.2026-11-20-02", 60, pattern), is_log=True
+        ),
     ]
-    units = ingest.capture_units(files, "^(?P<cluster>[^/]+)/")
+    units = ingest.capture_units(files)
     assert sorted(len(u) for u in units) == [1, 1, 1, 2]
     day = at.date()
     slices = ingest.balanced_slices([(u, day) for u in units], 2)
     assert [sum(len(r) for r, _ in s) for s in slices] == [2, 3]
-    assert slices[0] == [([f.relative for f in files[:2]], day)]
+    # Each file travels with its path as discovery parsed it.
+    assert slices[0] == [
+        (
+            [
+                ("east/captures/2026-11-20T0240Z/consumer-groups-offsets.txt", "east", at, None),
+                ("east/captures/2026-11-20T0240Z/consumer-groups-members.txt", "east", at, None),
+            ],
+            day,
+        )
+    ]
 
 
 def test_config_overrides_keep_dataclass_semantics():

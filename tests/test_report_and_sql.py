@@ -5,10 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from fleet_rebalance.filesystems import location
 from fleet_rebalance.pipeline.sql import print_result
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.html import render, write_report
@@ -99,9 +101,9 @@ def test_summary_names_the_top_groups_and_counts():
 
 
 def test_report_is_one_self_contained_escaped_page(tmp_path):
-    path = write_report(facts(), str(tmp_path))
-    assert path == tmp_path / "reports" / "2026-11-20.html"
-    html = path.read_text(encoding="utf-8")
+    path = write_report(facts(), location(str(tmp_path)))
+    assert path == str(tmp_path / "reports" / "2026-11-20.html")
+    html = Path(path).read_text(encoding="utf-8")
     assert html.count("<svg") == 7  # 2 per assignor, 2 lag, 2 skew, 1 timeline
     assert "<g&1>" not in html and "c/&lt;g&amp;1&gt;" in html
     assert "generation 2 at 06:30:00: member left, 2500 ms" in html

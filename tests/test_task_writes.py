@@ -160,11 +160,39 @@ def test_task_write_checks_the_table_before_any_task_runs(spark, tmp_path):
         task_write(spark, str(table), SCHEMA, mode="merge", partition_by=("day",))
 
 
-def test_no_task_writes_under_delta_spark(spark, tmp_path):
-    """Spark's Delta connector must write its own tables: the caller falls back."""
+def test_under_delta_spark_tasks_stage_files_and_spark_commits_their_rows(
+    spark, tmp_path, monkeypatch
+):
+    """Spark's Delta connector writes its own tables: the tasks' files are staged under
+    the table's _fleet_staging/<write id>/, and the commit hands their rows to
+    write_table with the same mode and replace_where, then drops the staging files."""
+    import fleet_rebalance.storage as storage
+
+    committed = {}
+
+    def fake_write_table(frame, path, **kwargs):
+        committed.update(rows=sorted(tuple(r) for r in frame.collect()), path=path, **kwargs)
+
     engine = spark.conf.get(ENGINE_KEY)
     spark.conf.set(ENGINE_KEY, DELTA_SPARK)
+    monkeypatch.setattr(storage, "write_table", fake_write_table)
+    table = tmp_path / "t"
     try:
-        assert task_write(spark, str(tmp_path / "t"), SCHEMA, mode="append") is None
+        write = task_write(
+            spark, str(table), SCHEMA, mode="overwrite", partition_by=("day",),
+            replace_where={"day": DAY},
+        )
+        files = write.files()
+        files.write(_batch(["a", "b"]))
+        written = files.close()
+        staging = table / "_fleet_staging" / write.request.write_id
+        assert {staging / f.path for f in written} == set(staging.glob("*.parquet"))
+        write.commit(written)
     finally:
         spark.conf.set(ENGINE_KEY, engine)
+    assert committed["path"] == str(table)
+    assert committed["mode"] == "overwrite"
+    assert committed["partition_by"] == ("day",)
+    assert committed["replace_where"] == {"day": [DAY.isoformat()]}
+    assert committed["rows"] == [("a", 0, DAY), ("b", 1, DAY)]
+    assert not (table / "_fleet_staging" / write.request.write_id).exists()

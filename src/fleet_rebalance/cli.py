@@ -69,16 +69,14 @@ def parse_job_args(
 
 
 def latest_capture_date(config: Config) -> dt.date:
-    from fleet_rebalance.pipeline.ingest_files import discover
+    from fleet_rebalance.capture import store
+    from fleet_rebalance.filesystems import location
 
-    dates = [
-        f.path_date
-        for f in discover(config.raw_root, config.capture.path_pattern)
-        if f.path_date and not f.is_log
-    ]
-    if not dates:
+    root = location(config.raw_root, config.storage.options)
+    date = store.latest_capture_date(root, store.discover(root, config.capture.path_pattern))
+    if date is None:
         raise SystemExit(f"default_date is latest but no dated capture is under {config.raw_root}")
-    return max(dates)
+    return date
 
 
 def run_job(main: Callable[[], int]) -> None:

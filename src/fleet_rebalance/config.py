@@ -16,7 +16,10 @@ from typing import Any
 
 import yaml
 
+from fleet_rebalance.filesystems import SECRET_KEYS, LocationError, location
+
 ENGINES = ("auto", "delta-rs", "delta-spark")
+READERS = ("auto", "spark", "arrow")
 
 
 class ConfigError(ValueError):
@@ -27,6 +30,12 @@ class ConfigError(ValueError):
 class StorageConfig:
     engine: str = "auto"
     schema_evolution: bool = False
+    # deltalake's storage options (AWS_ENDPOINT_URL, AWS_REGION, ...), for the tables and,
+    # translated, for the captures. Credentials come from the environment, never from here.
+    options: dict[str, str] = field(default_factory=dict)
+    # How the delta-rs engine reads Parquet: auto (Spark's reader where the JVM has a
+    # filesystem for the scheme, else Arrow on the executors), spark or arrow.
+    reader: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class Config:
     source: str = "<defaults>"
 
     def table_path(self, name: str) -> str:
-        return str(Path(self.warehouse) / name)
+        return location(self.warehouse).child(name).uri
 
 
 def load_config(
@@ -94,15 +103,15 @@ def load_config(
     overrides = {k: v for k, v in {"raw_root": raw_root, "warehouse": warehouse}.items() if v}
     config = dataclasses.replace(config, **overrides)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
-    return dataclasses.replace(
-        config,
-        raw_root=str((base / config.raw_root).resolve())
-        if "://" not in config.raw_root
-        else config.raw_root,
-        warehouse=str((base / config.warehouse).resolve())
-        if "://" not in config.warehouse
-        else config.warehouse,
-    )
+    resolved = {}
+    for key in ("raw_root", "warehouse"):
+        value = getattr(config, key)
+        local = "://" not in value and not value.startswith("file:")
+        try:
+            resolved[key] = location(str(base / value) if local else value).uri
+        except LocationError as exc:
+            raise ConfigError(f"{path}: {key}: {exc}") from exc
+    return dataclasses.replace(config, **resolved)
 
 
 def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
@@ -134,6 +143,17 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
             raise ConfigError(
                 f"{path}: {prefix}{name}: expected a positive int, found {values[name]}"
             )
+    secrets = sorted(k for k in values.get("options", {}) if k.upper() in SECRET_KEYS)
+    if prefix == "storage." and secrets:
+        raise ConfigError(
+            f"{path}: storage.options.{secrets[0]}: credentials do not belong in a conf "
+            "file; set them in the environment (or use a profile or instance role)"
+        )
+    if "reader" in values and values["reader"] not in READERS:
+        raise ConfigError(
+            f"{path}: {prefix}reader: expected one of {', '.join(READERS)}, "
+            f"found {values['reader']!r}"
+        )
     if "engine" in values and values["engine"] not in ENGINES:
         raise ConfigError(
             f"{path}: {prefix}engine: expected one of {', '.join(ENGINES)}, "

@@ -7,11 +7,13 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Mapping
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from fleet_rebalance.config import Config
+from fleet_rebalance.filesystems import CREDENTIAL_ENV, location
 from fleet_rebalance.storage.engine import (
     DELTA_EXTENSION_CLASS,
     JOB_KEY,
@@ -41,13 +43,26 @@ BASE_SPARK_CONF = {
 }
 
 
-def session_conf(config: Config, engine: str) -> dict[str, str]:
+def session_conf(
+    config: Config, engine: str, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Every Spark property build_session sets; the YAML's `spark:` entries win over ours."""
+    storage = config.storage
     return {
         **BASE_SPARK_CONF,
-        **engine_spark_conf(engine, config.storage.schema_evolution),
+        **engine_spark_conf(engine, storage.schema_evolution, storage.options, storage.reader),
+        **executor_credentials(config, os.environ if env is None else env),
         **config.spark,
     }
+
+
+def executor_credentials(config: Config, env: Mapping[str, str]) -> dict[str, str]:
+    """The driver's store credentials for the executors' environment, when a location
+    is remote: executors write and read the stores themselves and share nothing else
+    with the driver. Spark redacts these in its UI; we never log them."""
+    if all(location(uri).is_local for uri in (config.raw_root, config.warehouse)):
+        return {}
+    return {f"spark.executorEnv.{k}": env[k] for k in CREDENTIAL_ENV if env.get(k)}
 
 
 def build_session(

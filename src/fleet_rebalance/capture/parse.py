@@ -8,7 +8,7 @@ from fleet_rebalance.capture import lines as msg
 from fleet_rebalance.capture.coordinator_log import is_log_line, parse_coordinator_log
 from fleet_rebalance.capture.describe import header_view, parse_describe
 from fleet_rebalance.capture.jsonl import parse_jsonl
-from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN, parse_capture_path
+from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN, CapturePath, parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, REJECTED, ParseResult
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
@@ -39,8 +39,10 @@ def parse_capture(
     *,
     path_pattern: str = DEFAULT_PATH_PATTERN,
     log_timezone: str | None = None,
+    path: CapturePath | None = None,
 ) -> ParseResult:
-    """Parse one file; never raises for bad content (it becomes quarantine rows)."""
+    """Parse one file; never raises for bad content (it becomes quarantine rows).
+    `path` is the file's path as discovery parsed it (else parsed here)."""
     if not data.strip():
         result = ParseResult(kind="unknown", status=FAILED_CAPTURE)
         result.reject(None, "", "empty capture file (failed capture: a gap, not 'no groups')")
@@ -58,7 +60,7 @@ def parse_capture(
     text = data.decode("utf-8", errors="replace")
     text_lines = text.splitlines()
     kind = detect_kind(text_lines)
-    path = parse_capture_path(relative, path_pattern)
+    path = path or parse_capture_path(relative, path_pattern)
     if kind is None:
         failed = any(msg.tool_error(line.strip()) for line in text_lines)
         result = ParseResult(

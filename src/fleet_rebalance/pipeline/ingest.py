@@ -20,7 +20,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -29,16 +28,18 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from fleet_rebalance.capture import parse_capture
-from fleet_rebalance.capture.paths import parse_capture_path
+from fleet_rebalance.capture import parse_capture, store
+from fleet_rebalance.capture.paths import CapturePath
 from fleet_rebalance.capture.result import MEMBERS, OFFSETS, ParseResult
+from fleet_rebalance.capture.store import RawFile
 from fleet_rebalance.config import Config
+from fleet_rebalance.filesystems import Location, location
 from fleet_rebalance.pipeline import bronze
-from fleet_rebalance.pipeline.ingest_files import RawFile, discover, files_for, sha256_of
+from fleet_rebalance.pipeline.ingest_files import files_for
 from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
-from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.engine import RUN_ID_KEY
-from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile, task_write
+from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile
+from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.ingest")
 ARROW_BATCH_ROWS = 20_000
@@ -52,14 +53,15 @@ class ReconciliationError(RuntimeError):
 
 def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[str, int]:
     started = time.monotonic()
-    if "://" not in config.raw_root and not Path(config.raw_root).is_dir():
-        raise FileNotFoundError(f"raw_root {config.raw_root}: no such directory")
-    files = discover(config.raw_root, config.capture.path_pattern)
+    raw_root = location(config.raw_root, config.storage.options)
+    files = store.discover(raw_root, config.capture.path_pattern)
     log.info("found %d file(s) under %s", len(files), config.raw_root)
-    ingested = _ingested_files(spark, config)
+    warehouse = Warehouse(spark, config.warehouse)
+    ingested = _ingested_files(warehouse)
     days = [run_date] if run_date else sorted({f.path_date for f in files if f.path_date})
     todo: dict[dt.date, list[RawFile]] = {}
     for day in days:
+        files = store.with_log_kinds(raw_root, files, day)
         chosen = files_for(files, day)
         if not chosen:
             # A night with no captures at all is a broken capture pipeline, not a quiet day.
@@ -67,7 +69,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
                 f"no capture files for {day} under {config.raw_root} "
                 f"(path_pattern {config.capture.path_pattern!r})"
             )
-        if _unchanged(day, chosen, ingested, config.raw_root):
+        if _unchanged(day, chosen, ingested, raw_root):
             log.info(
                 "%s: %d file(s), all ingested before with the same size and sha256; skipped",
                 day,
@@ -78,13 +80,13 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if not todo:
         log.info("nothing new to ingest (%.1fs)", time.monotonic() - started)
         return {}
-    writes = _typed_writes(spark, config, list(todo))
+    writes = _typed_writes(warehouse, list(todo))
     parsed = _parse(spark, config, todo, writes).persist()
     written: dict[str, list[WrittenFile]] = {}
     try:
         summaries = _check_reconciliation(parsed)
         written = _written_files(parsed)
-        counts = _write_bronze(parsed, config, list(todo), summaries, writes, written)
+        counts = _write_bronze(parsed, warehouse, list(todo), summaries, writes, written)
         counts["ingested_files"] = _write_ingested_files(spark, config, todo, summaries, ingested)
     except BaseException:
         for name, write in writes.items():
@@ -101,15 +103,14 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     return counts
 
 
-def _ingested_files(spark: SparkSession, config: Config) -> dict[str, dict[str, Any]]:
-    path = config.table_path("ingested_files")
-    if not (Path(path) / "_delta_log").exists():
+def _ingested_files(warehouse: Warehouse) -> dict[str, dict[str, Any]]:
+    if not warehouse.exists("ingested_files"):
         return {}
-    return {r["path"]: r.asDict() for r in read_table(spark, path).collect()}
+    return {r["path"]: r.asDict() for r in warehouse.read("ingested_files").collect()}
 
 
 def _unchanged(
-    day: dt.date, chosen: list[RawFile], ingested: dict[str, dict[str, Any]], raw_root: str
+    day: dt.date, chosen: list[RawFile], ingested: dict[str, dict[str, Any]], raw_root: Location
 ) -> bool:
     """Sizes first: a file is hashed here only when its day may be skipped (the parse
     tasks hash what they read)."""
@@ -123,26 +124,23 @@ def _unchanged(
     if not all((r := ingested.get(f.relative)) is not None and r["size"] == f.size for f in chosen):
         return False
     return all(
-        ingested[f.relative]["sha256"] == sha256_of(Path(raw_root) / f.relative) for f in chosen
+        ingested[f.relative]["sha256"] == store.sha256(raw_root, f.relative) for f in chosen
     )
 
 
-def _typed_writes(spark: SparkSession, config: Config, days: list[dt.date]) -> dict[str, TaskWrite]:
-    """On the delta-rs engine the parse tasks write offsets and members themselves: the
-    bulk of every capture then never crosses into the JVM and back (see task_writes)."""
+def _typed_writes(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
+    """The parse tasks write offsets and members themselves: the bulk of every capture
+    then never crosses into the JVM and back (see storage/task_writes.py)."""
     writes = {}
     for name in bronze.TYPED_TABLES:
         column = bronze.partition_column(name)
-        write = task_write(
-            spark,
-            config.table_path(name),
+        writes[name] = warehouse.sink(
+            name,
             bronze.TABLES[name],
             mode="overwrite",
             partition_by=(column,),
             replace_where={column: days},
         )
-        if write is not None:
-            writes[name] = write
     return writes
 
 
@@ -152,12 +150,11 @@ def _parse(
     todo: dict[dt.date, list[RawFile]],
     writes: dict[str, TaskWrite],
 ) -> DataFrame:
-    pattern = config.capture.path_pattern
-    units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen, pattern)]
+    units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen)]
     schema = bronze.union_schema()
     parse = functools.partial(
         _parse_partition,
-        raw_root=config.raw_root,
+        raw_root=location(config.raw_root, config.storage.options),
         path_pattern=config.capture.path_pattern,
         log_timezone=config.capture.log_timezone,
         schema=schema,
@@ -175,44 +172,56 @@ def _parse(
         len(slices),
     )
     captures = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
-    return spark.createDataFrame(captures, "relatives array<string>, run_date date").mapInArrow(
-        parse, schema
-    )
+    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, schema)
 
 
-def capture_units(files: list[RawFile], path_pattern: str) -> list[list[RawFile]]:
-    """The files of one capture (same cluster and path timestamp) together; broker logs
-    and files without a timestamp alone."""
+# One capture unit as the parse tasks get it: each file with its path as discovery
+# parsed it, so no task parses a path again.
+_UNIT_SCHEMA = (
+    "files array<struct<relative: string, cluster: string, captured_at: timestamp, "
+    "`group`: string>>, run_date date"
+)
+
+
+def capture_units(files: list[RawFile]) -> list[list[RawFile]]:
+    """The files of one capture (same cluster and path timestamp) together; files known
+    to be broker logs and files without a timestamp alone."""
     units: dict[tuple, list[RawFile]] = {}
     for raw in files:
         key: tuple = (raw.relative,)
-        if not raw.is_log and raw.path_time is not None:
-            key = (parse_capture_path(raw.relative, path_pattern).cluster, raw.path_time)
+        if raw.is_log is not True and raw.captured_at is not None:
+            key = (raw.cluster, raw.captured_at)
         units.setdefault(key, []).append(raw)
     return list(units.values())
 
 
 def balanced_slices(
     units: list[tuple[list[RawFile], dt.date]], count: int
-) -> list[list[tuple[list[str], dt.date]]]:
+) -> list[list[tuple[list[tuple], dt.date]]]:
     """Largest capture first into the lightest slice: no task waits on two big captures
     while another holds only logs."""
-    slices: list[list[tuple[list[str], dt.date]]] = [
+    slices: list[list[tuple[list[tuple], dt.date]]] = [
         [] for _ in range(max(1, min(count, len(units))))
     ]
     loads = [(0, i) for i in range(len(slices))]
-    sized = [(sum(f.size for f in unit), [f.relative for f in unit], day) for unit, day in units]
-    for size, relatives, day in sorted(sized, key=lambda t: (-t[0], t[1])):
+    sized = [
+        (sum(f.size for f in unit), [_unit_file(f) for f in unit], day) for unit, day in units
+    ]
+    for size, files, day in sorted(sized, key=lambda t: (-t[0], [f[0] for f in t[1]])):
         load, i = heapq.heappop(loads)
-        slices[i].append((relatives, day))
+        slices[i].append((files, day))
         heapq.heappush(loads, (load + size, i))
     return [s for s in slices if s]
+
+
+def _unit_file(raw: RawFile) -> tuple:
+    return (raw.relative, raw.cluster, raw.captured_at, raw.group)
 
 
 def _parse_partition(
     batches: Iterator[pa.RecordBatch],
     *,
-    raw_root: str,
+    raw_root: Location,
     path_pattern: str,
     log_timezone: str,
     schema,
@@ -223,18 +232,20 @@ def _parse_partition(
     arrow_schema = to_arrow_schema(schema)
     files = {name: write.files() for name, write in writes.items()}
 
-    def parse(relative: str) -> tuple[ParseResult, str]:
+    def parse(file: dict[str, Any]) -> tuple[ParseResult, str]:
         """The file's rows, and the sha256 of the very bytes they came from."""
-        data = (Path(raw_root) / relative).read_bytes()
-        result = parse_capture(relative, data, path_pattern=path_pattern, log_timezone=log_timezone)
+        relative = file["relative"]
+        data = store.read_capture(raw_root, relative)
+        path = CapturePath(file["cluster"], file["captured_at"], file["group"])
+        result = parse_capture(
+            relative, data, path_pattern=path_pattern, log_timezone=log_timezone, path=path
+        )
         return result, hashlib.sha256(data).hexdigest()
 
     try:
         for batch in batches:
             for task in batch.to_pylist():
-                captured = _capture_batches(
-                    task["relatives"], parse, task["run_date"], arrow_schema
-                )
+                captured = _capture_batches(task["files"], parse, task["run_date"], arrow_schema)
                 for table, out in captured:
                     if table in files:
                         files[table].write(out)
@@ -253,8 +264,8 @@ def _parse_partition(
 
 
 def _capture_batches(
-    relatives: list[str],
-    parse: Callable[[str], tuple[ParseResult, str]],
+    files: list[dict[str, Any]],
+    parse: Callable[[dict[str, Any]], tuple[ParseResult, str]],
     run_date: dt.date,
     arrow_schema: pa.Schema,
 ) -> Iterator[tuple[str | None, pa.RecordBatch]]:
@@ -265,8 +276,9 @@ def _capture_batches(
     whole capture, whose offsets complete them."""
     parsed: list[tuple[str, ParseResult, str, int, int]] = []
     tables: list[pa.Table] = []
-    for relative in relatives:
-        result, sha256 = parse(relative)
+    for file in files:
+        relative = file["relative"]
+        result, sha256 = parse(file)
         table, other_dates = _on_date(_records_table(result, OFFSETS), run_date)
         tables.append(table)
         for batch in table.to_batches(ARROW_BATCH_ROWS):
@@ -469,17 +481,16 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
 
 def _write_bronze(
     parsed: DataFrame,
-    config: Config,
+    warehouse: Warehouse,
     days: list[dt.date],
     summaries: list[dict[str, Any]],
     writes: dict[str, TaskWrite],
     task_files: dict[str, list[WrittenFile]],
 ) -> dict[str, int]:
     tables = {
-        name: parsed.where(F.col("_table") == name)
-        if name in bronze.TYPED_TABLES
-        else _payload_rows(parsed, name)
+        name: _payload_rows(parsed, name)
         for name in bronze.TABLES
+        if name not in bronze.TYPED_TABLES
     }
     written: Counter[str] = Counter()
     for summary in summaries:
@@ -493,9 +504,9 @@ def _write_bronze(
             continue
         frame = tables[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
         column = bronze.partition_column(name)
-        write_table(
+        warehouse.write(
             frame,
-            config.table_path(name),
+            name,
             mode="overwrite",
             partition_by=(column,),
             replace_where={column: days},
@@ -528,15 +539,14 @@ def _write_ingested_files(
     for day, chosen in todo.items():
         for raw in chosen:
             summary = by_file[raw.relative]
-            path = parse_capture_path(raw.relative, config.capture.path_pattern)
             previous = rows.get(raw.relative)
             rows[raw.relative] = {
                 "path": raw.relative,
                 "size": raw.size,
                 "sha256": summary["sha256"],
                 "kind": summary["kind"],
-                "cluster": path.cluster,
-                "captured_at": path.captured_at
+                "cluster": raw.cluster,
+                "captured_at": raw.captured_at
                 or (previous or {}).get("captured_at")
                 or dt.datetime.combine(day, dt.time(), dt.UTC),
                 "status": summary["status"],
@@ -546,5 +556,5 @@ def _write_ingested_files(
                 "ingested_at": now,
             }
     frame = spark.createDataFrame(list(rows.values()), bronze.TABLES["ingested_files"])
-    write_table(frame, config.table_path("ingested_files"), mode="overwrite")
+    Warehouse(spark, config.warehouse).write(frame, "ingested_files", mode="overwrite")
     return len(rows)

@@ -21,8 +21,7 @@ from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
-from fleet_rebalance.pipeline.writes import replace_date
-from fleet_rebalance.storage import read_table
+from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.metrics")
 
@@ -30,7 +29,7 @@ log = logging.getLogger("fleet_rebalance.metrics")
 def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
     """The run date's and the previous date's offsets samples: what every lag metric reads."""
     days = [run_date - dt.timedelta(days=1), run_date]
-    offsets = read_table(spark, config.table_path("offsets"))
+    offsets = Warehouse(spark, config.warehouse).read("offsets")
     return offset_samples(offsets.where(F.col("capture_date").isin(days)))
 
 
@@ -40,8 +39,7 @@ def gold_frames(
     """Every gold table of run_date as a DataFrame in its documented schema (lazy);
     `samples` is offset_history's (two tables read it)."""
 
-    def table(name: str) -> DataFrame:
-        return read_table(spark, config.table_path(name))
+    table = Warehouse(spark, config.warehouse).read
 
     days = [run_date - dt.timedelta(days=1), run_date]
     replayed = table("replay_metrics").where(F.col("event_date") == F.lit(run_date))
@@ -117,9 +115,10 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     # again, which costs less than writing ~40M rows (a 20k-group day) to a disk cache
     # and reading them back (5k groups: 94.6 s against 106.6 s for the whole step).
     samples = offset_history(spark, config, run_date)
+    warehouse = Warehouse(spark, config.warehouse)
     for name, frame in gold_frames(spark, config, run_date, samples).items():
         started = time.monotonic()
-        counts[name] = _write(frame, config.table_path(name), run_date)
+        counts[name] = _write(frame, warehouse, name, run_date)
         log.info(
             "%s: %d rows for %s in %.1fs",
             name,
@@ -130,11 +129,11 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     return counts
 
 
-def _write(frame: DataFrame, path: str, run_date: dt.date) -> int:
+def _write(frame: DataFrame, warehouse: Warehouse, name: str, run_date: dt.date) -> int:
     frame = frame.persist()
     try:
         rows = frame.count()
-        replace_date(frame, path, "date", run_date, rows)
+        warehouse.replace_date(frame, name, "date", run_date, rows)
     finally:
         frame.unpersist()
     return rows

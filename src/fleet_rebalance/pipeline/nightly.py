@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import NIGHTLY_STEPS, load_step
+from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.nightly")
 
@@ -51,5 +52,5 @@ def report(spark: SparkSession, config: Config, run_date: dt.date) -> list[str]:
     from fleet_rebalance.report.summary import summary_lines
 
     facts = gather(spark, config, run_date)
-    path = write_report(facts, config.warehouse)
+    path = write_report(facts, Warehouse(spark, config.warehouse).root)
     return [*summary_lines(facts), f"report: {path}"]

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -23,11 +22,10 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import silver
-from fleet_rebalance.pipeline.writes import replace_date
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.group import TopicHistory
-from fleet_rebalance.storage import read_table
+from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.replay")
 KEY = ["cluster", "group_id", "captured_at"]
@@ -49,6 +47,7 @@ def run(
         schema=to_arrow_schema(silver.union_schema()),
     )
     result = per_group(spark, config, run_date, function).persist()
+    warehouse = Warehouse(spark, config.warehouse)
     try:
         counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
         for name, table_schema in silver.TABLES.items():
@@ -56,7 +55,7 @@ def run(
                 *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
             )
             counts.setdefault(name, 0)
-            replace_date(frame, config.table_path(name), "event_date", run_date, counts[name])
+            warehouse.replace_date(frame, name, "event_date", run_date, counts[name])
     finally:
         result.unpersist()
     log.info(
@@ -183,11 +182,11 @@ def topic_history(
     spark: SparkSession, config: Config, run_date: dt.date
 ) -> dict[str, TopicHistory]:
     """Partition counts per topics capture, per cluster: small, shipped to every task."""
-    path = config.table_path("topic_partitions")
-    if not (Path(path) / "_delta_log").exists():
+    warehouse = Warehouse(spark, config.warehouse)
+    if not warehouse.exists("topic_partitions"):
         return {}
     counts = (
-        read_table(spark, path)
+        warehouse.read("topic_partitions")
         .where(F.col("capture_date") <= F.lit(run_date))
         .groupBy("cluster", "captured_at", "topic")
         .agg((F.max("partition") + 1).alias("count"))
@@ -202,4 +201,4 @@ def topic_history(
 
 
 def _table(spark: SparkSession, config: Config, name: str) -> DataFrame:
-    return read_table(spark, config.table_path(name))
+    return Warehouse(spark, config.warehouse).read(name)

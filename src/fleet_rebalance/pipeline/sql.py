@@ -8,14 +8,13 @@ import json
 import logging
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TextIO
 
 from pyspark.sql import DataFrame, Row, SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze, gold, silver
-from fleet_rebalance.storage import read_table
+from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.sql")
 FORMATS = ("table", "csv", "json")
@@ -24,11 +23,11 @@ FORMATS = ("table", "csv", "json")
 def register_views(spark: SparkSession, config: Config) -> list[str]:
     names = [*bronze.TABLES, *silver.TABLES, *gold.TABLES]
     registered = []
+    warehouse = Warehouse(spark, config.warehouse)
     for name in names:
-        path = config.table_path(name)
-        if "://" not in path and not (Path(path) / "_delta_log").is_dir():
+        if not warehouse.exists(name):
             continue
-        read_table(spark, path).createOrReplaceTempView(name)
+        warehouse.read(name).createOrReplaceTempView(name)
         registered.append(name)
     missing = sorted(set(names) - set(registered))
     if missing:

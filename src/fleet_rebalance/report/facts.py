@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.replay.engine import OBSERVED
-from fleet_rebalance.storage import read_table
+from fleet_rebalance.storage.warehouse import Warehouse
 
 
 @dataclass
@@ -35,8 +35,10 @@ class DayFacts:
 
 
 def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
+    warehouse = Warehouse(spark, config.warehouse)
+
     def table(name: str, date_column: str) -> DataFrame:
-        frame = read_table(spark, config.table_path(name))
+        frame = warehouse.read(name)
         return frame.where(F.col(date_column) == F.lit(run_date))
 
     top = config.metrics.report_top

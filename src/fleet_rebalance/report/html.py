@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from html import escape
-from pathlib import Path
 
 import pandas as pd
 
+from fleet_rebalance.filesystems import Location, write_bytes
 from fleet_rebalance.report import svg
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.summary import summary_lines
@@ -121,14 +120,9 @@ def render(f: DayFacts) -> str:
     return "".join(parts)
 
 
-def write_report(f: DayFacts, warehouse: str) -> Path:
-    """Under the warehouse when it is a local directory, else under ./reports."""
-    root = Path("reports") if "://" in warehouse else Path(warehouse) / "reports"
-    path = root / f"{f.run_date}.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A temporary name of this process's own: two nightlies of one date may finish
-    # together, and each must replace the page whole, never the other's half-written one.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(render(f), encoding="utf-8")
-    tmp.replace(path)
-    return path
+def write_report(f: DayFacts, warehouse: Location) -> str:
+    """warehouse/reports/<date>.html on the warehouse's own store, replaced whole (two
+    nightlies of one date may finish together); returns its URI."""
+    target = warehouse.child("reports", f"{f.run_date}.html")
+    write_bytes(target, render(f).encode("utf-8"))
+    return target.uri

@@ -8,13 +8,14 @@ date from the session (set by build_session), merged with the caller's commit_in
 
 from __future__ import annotations
 
-import os
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from fleet_rebalance.filesystems import Location, location
 from fleet_rebalance.storage import errors
 from fleet_rebalance.storage.engine import (
     DELTA_RS,
@@ -24,6 +25,7 @@ from fleet_rebalance.storage.engine import (
     RUN_DATE_KEY,
     RUN_ID_KEY,
     SCHEMA_EVOLUTION_KEY,
+    STORAGE_OPTIONS_KEY,
 )
 from fleet_rebalance.storage.errors import (
     CommitConflictError,
@@ -71,7 +73,7 @@ def write_table(
             spark, path, partition_by, replace_where, commit_info
         )
         options = delta_spark_write_options(where, info, evolution)
-        write_delta_spark(df, path, mode, partition_by, options)
+        write_delta_spark(df, table_location(spark, path).uri, mode, partition_by, options)
         return
     request = delta_rs_request(
         spark, path, mode, partition_by, replace_where, commit_info, df.schema.json()
@@ -129,20 +131,29 @@ def delta_rs_request(
     from fleet_rebalance.storage.deltars_source import WriteRequest
 
     where, info, evolution = _write_context(spark, path, partition_by, replace_where, commit_info)
-    request = WriteRequest(_absolute(path), mode, tuple(partition_by), where, info, evolution)
+    table = table_location(spark, path)
+    request = WriteRequest(
+        table.uri, mode, tuple(partition_by), where, info, evolution, dict(table.options)
+    )
     validate_against_table(request, schema_json)
     return request
 
 
 def read_table(spark: SparkSession, path: str, *, version: int | None = None) -> DataFrame:
     """The table at its latest version, or at `version` (time travel)."""
+    table = table_location(spark, path)
     if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
         from fleet_rebalance.storage.deltaspark import read_delta_spark
 
-        return read_delta_spark(spark, path, version)
+        return read_delta_spark(spark, table.uri, version)
     from fleet_rebalance.storage.deltars_read import read_delta_rs
 
-    return read_delta_rs(spark, _absolute(path), version)
+    return read_delta_rs(spark, table, version)
+
+
+def table_location(spark: SparkSession, uri: str) -> Location:
+    """A table's URI with the session's storage.options."""
+    return location(uri, json.loads(spark.conf.get(STORAGE_OPTIONS_KEY, "{}") or "{}"))
 
 
 def _run_context(spark: SparkSession) -> dict[str, str]:
@@ -151,10 +162,6 @@ def _run_context(spark: SparkSession) -> dict[str, str]:
         "runId": spark.conf.get(RUN_ID_KEY, ""),
         "runDate": spark.conf.get(RUN_DATE_KEY, ""),
     }
-
-
-def _absolute(path: str) -> str:
-    return path if "://" in path else os.path.abspath(path)
 
 
 def _write_delta_rs(df: DataFrame, request: Any) -> None:

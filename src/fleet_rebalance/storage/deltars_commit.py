@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import json
 import logging
+import posixpath
+import re
 import time
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 from deltalake import DeltaTable, Schema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.schema import Field
 from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
 
+from fleet_rebalance.filesystems import Location, LocationError
 from fleet_rebalance.storage.deltars_source import (
     ABORTED_DIR,
     WriteRequest,
     WrittenFile,
     add_action_fields,
     file_prefix,
-    local_path,
 )
 from fleet_rebalance.storage.errors import CommitConflictError, ReplaceWhereError
 from fleet_rebalance.storage.partitions import partition_value
@@ -34,11 +38,31 @@ from fleet_rebalance.storage.table_checks import (
 log = logging.getLogger(__name__)
 
 
-def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
+# delta-rs (1.6) decodes a local table path as a URL once more than it encodes it: a
+# directory named `x%41` is looked for as `xA`, and a write commits before it fails.
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def delta_uri(uri: str) -> str:
+    """The table's URI for deltalake; refuses what delta-rs would misread."""
+    if "://" not in uri and _PERCENT_ESCAPE.search(uri):
+        raise LocationError(
+            f"{uri}: the delta-rs engine cannot use a local path containing a percent "
+            "escape such as %41 (delta-rs decodes it); rename the directory or use "
+            "storage.engine: delta-spark"
+        )
+    return Location(uri).delta_uri
+
+
+def open_table(
+    uri: str, version: int | None = None, storage_options: Mapping[str, str] | None = None
+) -> DeltaTable | None:
+    options = dict(storage_options or {}) or None
+    target = delta_uri(uri)
     try:
-        return DeltaTable(uri, version=version)
+        return DeltaTable(target, version=version, storage_options=options)
     except TableNotFoundError:
-        if version is not None and DeltaTable.is_deltatable(uri):
+        if version is not None and DeltaTable.is_deltatable(target, storage_options=options):
             raise
         return None
 
@@ -46,7 +70,7 @@ def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
 def validate_against_table(request: WriteRequest, schema_json: str) -> list[str]:
     """Raise when the write cannot go into the table as it is now; return added columns."""
     _partition_filters(request)
-    table = open_table(request.table_uri)
+    table = open_table(request.table_uri, storage_options=request.storage_options)
     if table is None:
         return []
     metadata = table.metadata()
@@ -83,21 +107,23 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
     actions = [AddAction(**add_action_fields(f)) for f in files]
     properties = CommitProperties(custom_metadata=request.commit_info, max_commit_retries=15)
     schema = Schema.from_json(schema_json)
-    table = open_table(uri)
+    options = request.storage_options
+    table = open_table(uri, storage_options=options)
     if table is None:
         try:
             create_table_with_add_actions(
-                uri,
+                delta_uri(uri),
                 schema,
                 actions,
                 mode="error",
                 partition_by=list(request.partition_by),
                 commit_properties=properties,
+                storage_options=dict(options) or None,
             )
             log.info("%s: created with %d file(s)", uri, len(actions))
             return
         except DeltaError as exc:
-            table = open_table(uri)
+            table = open_table(uri, storage_options=options)
             if table is None:
                 raise
             log.info("%s: created concurrently (%s); committing into it", uri, exc)
@@ -110,12 +136,12 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
             if n in added and n not in table_fields
         ]
         table.alter.add_columns(new_fields, commit_properties=properties)
-        table = open_table(uri)
+        table = open_table(uri, storage_options=options)
     version = write_transaction(table, request, actions)
     log.info(
         "%s: %s of %d file(s) committed as version %d", uri, request.mode, len(actions), version
     )
-    sweep_aborted(uri)
+    sweep_aborted(request.location)
 
 
 MAX_COMMIT_ATTEMPTS = 15
@@ -145,7 +171,7 @@ def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[Ad
             )
             return table.version() + 1
         except CommitFailedError as exc:
-            latest = open_table(uri)
+            latest = open_table(uri, storage_options=request.storage_options)
             if latest is None or latest.version() <= table.version():
                 raise  # not a lost race
             conflict = _conflict(read, latest, request)
@@ -226,15 +252,18 @@ def delete_uncommitted(request: WriteRequest, files: list[WrittenFile]) -> None:
     """Delete every file of this write that no commit references: the ones tasks
     reported, and any left by tasks killed mid-write (found by the write id). A
     tombstone makes tasks still running delete their own files when they finish."""
-    root = Path(local_path(request.table_uri))
-    tombstone = root / ABORTED_DIR / request.write_id
-    tombstone.parent.mkdir(parents=True, exist_ok=True)
-    tombstone.touch()
+    fs, root = request.location.filesystem()
+    tombstone = posixpath.join(root, ABORTED_DIR, request.write_id)
+    if request.location.is_local:
+        fs.create_dir(posixpath.dirname(tombstone), recursive=True)
+    with fs.open_output_stream(tombstone):
+        pass
     _delete_write(
-        root,
+        request.location,
         request.write_id,
-        {root / written.path for written in files},
-        _referenced(request.table_uri),
+        {f.path for f in files},
+        _referenced(request.location),
+        _write_dirs(request, files),
     )
 
 
@@ -242,30 +271,79 @@ def delete_unreported(request: WriteRequest, committed: list[WrittenFile]) -> No
     """After this write's commit: delete its files the commit left out (written by task
     attempts nobody reported). The table is not consulted: a later overwrite may have
     removed the committed files, and time travel still needs them."""
-    root = Path(local_path(request.table_uri))
-    _delete_write(root, request.write_id, set(), {str(root / f.path) for f in committed})
+    _delete_write(
+        request.location,
+        request.write_id,
+        set(),
+        {f.path for f in committed},
+        _write_dirs(request, committed),
+    )
 
 
-def sweep_aborted(table_uri: str) -> None:
+def sweep_aborted(table: Location) -> None:
     """After a commit: remove what late tasks of aborted writes left behind."""
-    root = Path(local_path(table_uri))
-    tombstones = list((root / ABORTED_DIR).glob("*"))
+    fs, root = table.filesystem()
+    selector = pafs.FileSelector(posixpath.join(root, ABORTED_DIR), allow_not_found=True)
+    tombstones = [i for i in fs.get_file_info(selector) if i.type == pafs.FileType.File]
     if not tombstones:
         return
-    referenced = _referenced(table_uri)
+    referenced = _referenced(table)
     for tombstone in tombstones:
-        _delete_write(root, tombstone.name, set(), referenced)
-        if time.time() - tombstone.stat().st_mtime > TOMBSTONE_TTL_S:
-            tombstone.unlink(missing_ok=True)
+        _delete_write(table, tombstone.base_name, set(), referenced, None)
+        age_s = time.time() - (tombstone.mtime_ns or 0) / 1e9
+        if age_s > TOMBSTONE_TTL_S:
+            fs.delete_file(tombstone.path)
 
 
-def _referenced(uri: str) -> set[str]:
-    table = open_table(uri)
-    return set(table.file_uris()) if table is not None else set()
+def _referenced(table: Location) -> set[str]:
+    """Paths relative to the table root of every file its latest version holds."""
+    opened = open_table(table.uri, storage_options=table.options)
+    if opened is None:
+        return set()
+    return {unquote(p) for p in pa.table(opened.get_add_actions(flatten=False))["path"].to_pylist()}
 
 
-def _delete_write(root: Path, write_id: str, known: set[Path], referenced: set[str]) -> None:
-    candidates = known | set(root.rglob(f"{file_prefix(write_id)}*"))
-    for path in candidates:
-        if str(path) not in referenced:
-            path.unlink(missing_ok=True)
+def _write_dirs(request: WriteRequest, files: Iterable[WrittenFile]) -> set[str] | None:
+    """The directories a write's files can be in, when they are known: listing them
+    instead of the whole table keeps cleanup cheap on object stores and long histories.
+    None: list the whole table."""
+    from fleet_rebalance.storage.partitions import partition_dir
+
+    if not request.partition_by:
+        return {""}
+    if not request.replace_where or set(request.replace_where) != set(request.partition_by):
+        return None
+    dirs: set[str] = {posixpath.dirname(f.path) for f in files}
+    combinations: list[dict[str, str | None]] = [{}]
+    for column in request.partition_by:
+        values = request.replace_where[column]
+        combinations = [{**c, column: v} for c in combinations for v in values]
+    dirs.update(partition_dir(request.partition_by, c) for c in combinations)
+    return dirs
+
+
+def _delete_write(
+    table: Location,
+    write_id: str,
+    known: set[str],
+    keep: set[str],
+    dirs: set[str] | None,
+) -> None:
+    """Delete the write's files (paths relative to the table root) that are not in
+    `keep`: the known ones, and every file named with its write id under `dirs`."""
+    fs, root = table.filesystem()
+    prefix = file_prefix(write_id)
+    candidates = set(known)
+    for directory in sorted(dirs) if dirs is not None else [""]:
+        selector = pafs.FileSelector(
+            posixpath.join(root, directory) if directory else root,
+            allow_not_found=True,
+            recursive=dirs is None,
+        )
+        for info in fs.get_file_info(selector):
+            if info.type == pafs.FileType.File and info.base_name.startswith(prefix):
+                candidates.add(posixpath.relpath(info.path, root))
+    for relative in candidates - keep:
+        path = posixpath.join(root, relative)
+        if fs.get_file_info(path).type == pafs.FileType.File:
+            fs.delete_file(path)

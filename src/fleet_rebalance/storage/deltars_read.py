@@ -1,8 +1,11 @@
-"""The delta-rs engine's read side: the snapshot's files through Spark's Parquet reader.
+"""The delta-rs engine's read side: the snapshot's files through Spark's Parquet reader,
+or through Arrow on the executors where the JVM cannot read the store.
 
-delta-rs resolves the log (checkpoints, removes, time travel); Spark reads the Parquet
-files itself, so reads are as parallel as any Spark scan. Partition columns come back
-from the Hive-style directories with the table's own types.
+delta-rs resolves the log (checkpoints, removes, time travel); the files are read as a
+parallel scan either way. Spark's reader is used where the JVM has a Hadoop filesystem
+for the scheme (local, or s3a with hadoop-aws on the classpath); otherwise, e.g. s3://
+on a stock Spark, the executors read them with pyarrow through the store's own
+filesystem (arrow_read.py). storage.reader in the conf overrides the choice.
 """
 
 from __future__ import annotations
@@ -16,15 +19,18 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.filesystems import S3_SCHEMES, Location
 from fleet_rebalance.storage.deltars_commit import open_table
+from fleet_rebalance.storage.engine import READER_KEY
 from fleet_rebalance.storage.errors import StorageError
 from fleet_rebalance.storage.partitions import escape_path_name, partition_dir
 from fleet_rebalance.storage.table_checks import check_readable
 
 
-def read_delta_rs(spark: SparkSession, uri: str, version: int | None) -> DataFrame:
+def read_delta_rs(spark: SparkSession, table_loc: Location, version: int | None) -> DataFrame:
+    uri = table_loc.uri
     try:
-        table = open_table(uri, version)
+        table = open_table(uri, version, table_loc.options)
     except Exception as exc:
         raise StorageError(f"{uri}: cannot load version {version}: {exc}") from exc
     if table is None:
@@ -33,17 +39,22 @@ def read_delta_rs(spark: SparkSession, uri: str, version: int | None) -> DataFra
     check_readable(uri, table.protocol(), metadata.configuration)
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
     partitions = list(metadata.partition_columns)
-    data_schema = StructType([f for f in schema.fields if f.name not in partitions])
     actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
-    root = table.table_uri.rstrip("/")
     if not actions:
         return spark.createDataFrame([], schema)
-    # The log holds URI-encoded paths; Spark wants the directory names as they are on disk.
+    # The log holds URI-encoded paths; the stores want the names as they are.
     paths = [unquote(a["path"]) for a in actions]
+    values = [{c: _text(a.get(f"partition.{c}")) for c in partitions} for a in actions]
+    root = jvm_root(spark, table_loc)
+    if root is None:
+        from fleet_rebalance.storage.arrow_read import read_with_arrow
+
+        sizes = [int(a["size_bytes"]) for a in actions]
+        return read_with_arrow(spark, table_loc, schema, paths, values, sizes)
     uris = [f"{root}/{p}" for p in paths]
+    data_schema = StructType([f for f in schema.fields if f.name not in partitions])
     if not partitions:
         return spark.read.schema(data_schema).parquet(*uris).select(*schema.fieldNames())
-    values = [{c: _text(a.get(f"partition.{c}")) for c in partitions} for a in actions]
     if all(_is_hive_path(p, partitions, v) for p, v in zip(paths, values, strict=True)):
         return (
             spark.read.schema(schema)
@@ -52,6 +63,34 @@ def read_delta_rs(spark: SparkSession, uri: str, version: int | None) -> DataFra
             .select(*schema.fieldNames())
         )
     return _read_by_partition(spark, uris, values, schema, data_schema)
+
+
+def jvm_root(spark: SparkSession, table_loc: Location) -> str | None:
+    """The table's root as Spark's Parquet reader takes it, or None when the Arrow reader
+    must read it. Local paths go as they are: a file: URI would be percent-decoded by
+    nobody, and a directory named `a b` or `%41` must stay itself."""
+    choice = spark.conf.get(READER_KEY, "auto")
+    if choice == "arrow":
+        return None
+    if table_loc.is_local:
+        return table_loc.uri
+    scheme = table_loc.scheme
+    rest = table_loc.uri.split("://", 1)[1]
+    candidates = [scheme] + (["s3a"] if scheme in S3_SCHEMES else [])
+    for candidate in candidates:
+        if choice == "spark" or _jvm_has_filesystem(spark, candidate):
+            return f"{candidate}://{rest}"
+    return None
+
+
+def _jvm_has_filesystem(spark: SparkSession, scheme: str) -> bool:
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    try:
+        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, conf)
+    except Exception:
+        return False
+    return True
 
 
 def _text(value: object) -> str | None:

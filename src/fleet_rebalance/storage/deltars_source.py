@@ -11,7 +11,7 @@ the table, so nothing half-written is ever visible or left behind.
 from __future__ import annotations
 
 import json
-import os
+import posixpath
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.filesystems import Location, exists
 from fleet_rebalance.storage.partitions import partition_dir, partition_value
 from fleet_rebalance.storage.stats import FileStats
 
@@ -55,6 +56,8 @@ class WriteRequest:
     replace_where: dict[str, list[str | None]] | None
     commit_info: dict[str, Any]
     schema_evolution: bool
+    # storage.options (never credentials): how executors and the commit reach the store.
+    storage_options: dict[str, str] = field(default_factory=dict)
     # Names every file of this write, so cleanup also finds files of killed tasks.
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -65,6 +68,10 @@ class WriteRequest:
     def from_options(cls, options: Any) -> WriteRequest:
         raw = json.loads(options["request"])
         return cls(**{**raw, "partition_by": tuple(raw["partition_by"])})
+
+    @property
+    def location(self) -> Location:
+        return Location(self.table_uri, self.storage_options)
 
 
 class DeltaRsDataSource(DataSource):
@@ -131,22 +138,22 @@ class PartitionedFiles:
 
 class _OpenFile:
     """Batches are gathered into row groups of ROW_GROUP_ROWS: a writer fed small
-    batches would leave as many small row groups, slow to read."""
+    batches would leave as many small row groups, slow to read. The file is written
+    through the store's own filesystem, so executors need no shared disk."""
 
     def __init__(
-        self,
-        root: str,
-        relative: str,
-        values: dict[str, str | None],
-        schema: pa.Schema,
+        self, root: Location, relative: str, values: dict[str, str | None], schema: pa.Schema,
         write_id: str,
     ) -> None:
         self.root, self.relative, self.values = root, relative, values
         self.write_id = write_id
-        self.full = os.path.join(root, relative)
-        os.makedirs(os.path.dirname(self.full), exist_ok=True)
+        self.fs, root_path = root.filesystem()
+        self.full = posixpath.join(root_path, relative)
+        if root.is_local:
+            self.fs.create_dir(posixpath.dirname(self.full), recursive=True)
+        self.stream = self.fs.open_output_stream(self.full)
         self.writer: pq.ParquetWriter | None = pq.ParquetWriter(
-            self.full, schema, compression="snappy"
+            self.stream, schema, compression="snappy"
         )
         self.stats = FileStats()
         self.pending: list[pa.RecordBatch] = []
@@ -158,7 +165,7 @@ class _OpenFile:
         directory = partition_dir(request.partition_by, named)
         name = f"{file_prefix(request.write_id)}{uuid.uuid4()}-c000.snappy.parquet"
         relative = f"{directory}/{name}" if directory else name
-        return cls(local_path(request.table_uri), relative, named, schema, request.write_id)
+        return cls(request.location, relative, named, schema, request.write_id)
 
     def write(self, batch: pa.RecordBatch) -> None:
         self.pending.append(batch)
@@ -174,31 +181,37 @@ class _OpenFile:
             self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
         self.pending, self.pending_rows = [], 0
 
+    def _close_writer(self) -> None:
+        writer, self.writer = self.writer, None
+        try:
+            if writer is not None:
+                writer.close()
+        finally:
+            if not self.stream.closed:
+                self.stream.close()
+
     def close(self) -> WrittenFile:
         self._flush()
-        assert self.writer is not None
-        self.writer.close()
-        self.writer = None
+        self._close_writer()
         if is_aborted(self.root, self.write_id):
             # The job was aborted while this task ran on: nothing may stay behind.
-            os.remove(self.full)
+            self.fs.delete_file(self.full)
             raise RuntimeError(f"write {self.write_id} was aborted; discarded {self.relative}")
-        info = os.stat(self.full)
+        info = self.fs.get_file_info(self.full)
         return WrittenFile(
             path=self.relative,
-            size=info.st_size,
+            size=info.size,
             partition_values=self.values,
-            modification_time=int(info.st_mtime * 1000),
+            modification_time=int(info.mtime_ns // 1_000_000) if info.mtime_ns else 0,
             stats=self.stats.to_json(),
         )
 
     def discard(self) -> None:
         try:
-            if self.writer is not None:
-                self.writer.close()
+            self._close_writer()
         finally:
-            if os.path.exists(self.full):
-                os.remove(self.full)
+            if exists(self.fs, self.full):
+                self.fs.delete_file(self.full)
 
 
 def _split_by_partition(
@@ -231,23 +244,13 @@ def _split_by_partition(
 ABORTED_DIR = "_fleet_aborted"  # `_` prefix: ignored by Delta readers and Spark listing
 
 
-def is_aborted(table_root: str, write_id: str) -> bool:
-    return os.path.exists(os.path.join(table_root, ABORTED_DIR, write_id))
+def is_aborted(table: Location, write_id: str) -> bool:
+    fs, root = table.filesystem()
+    return exists(fs, posixpath.join(root, ABORTED_DIR, write_id))
 
 
 def file_prefix(write_id: str) -> str:
     return f"part-{write_id}-"
-
-
-def local_path(table_uri: str) -> str:
-    if table_uri.startswith("file://"):
-        return table_uri[len("file://") :]
-    if "://" in table_uri:
-        raise ValueError(
-            f"{table_uri}: the delta-rs engine writes to local or mounted paths only; "
-            "use storage.engine: delta-spark for object stores"
-        )
-    return table_uri
 
 
 def add_action_fields(written: WrittenFile) -> dict[str, Any]:

@@ -7,6 +7,9 @@ engine, which needs no JVM jars and no network.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+
 DELTA_RS = "delta-rs"
 DELTA_SPARK = "delta-spark"
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
@@ -19,6 +22,10 @@ SCHEMA_EVOLUTION_KEY = "spark.fleet_rebalance.storage.schemaEvolution"
 JOB_KEY = "spark.fleet_rebalance.job"
 RUN_ID_KEY = "spark.fleet_rebalance.runId"
 RUN_DATE_KEY = "spark.fleet_rebalance.runDate"
+# storage.options as JSON (never credentials: config refuses them) and storage.reader.
+STORAGE_OPTIONS_KEY = "spark.fleet_rebalance.storage.options"
+READER_KEY = "spark.fleet_rebalance.storage.reader"
+READERS = ("auto", "spark", "arrow")
 
 
 class EngineUnavailableError(RuntimeError):
@@ -43,9 +50,19 @@ def choose_engine(configured: str, delta_classes_loadable: bool) -> str:
     )
 
 
-def engine_spark_conf(engine: str, schema_evolution: bool) -> dict[str, str]:
+def engine_spark_conf(
+    engine: str,
+    schema_evolution: bool,
+    storage_options: Mapping[str, str] | None = None,
+    reader: str = "auto",
+) -> dict[str, str]:
     """Spark properties the chosen engine needs at session creation."""
-    conf = {ENGINE_KEY: engine, SCHEMA_EVOLUTION_KEY: str(schema_evolution).lower()}
+    conf = {
+        ENGINE_KEY: engine,
+        SCHEMA_EVOLUTION_KEY: str(schema_evolution).lower(),
+        STORAGE_OPTIONS_KEY: json.dumps(dict(storage_options or {}), sort_keys=True),
+        READER_KEY: reader,
+    }
     if engine == DELTA_SPARK:
         conf["spark.sql.extensions"] = DELTA_EXTENSION_CLASS
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG_CLASS

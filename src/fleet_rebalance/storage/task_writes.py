@@ -1,32 +1,34 @@
-"""Writes whose Parquet files a job's own Spark tasks produce (delta-rs engine only).
+"""Writes whose Parquet files a job's own Spark tasks produce: executor-side sinks.
 
-A Python stage that already holds its rows as Arrow can write them where they belong,
-instead of handing them to the JVM and taking them back in the data source writer.
-The files are named, written, committed and cleaned up exactly as the data source
-writer's: one Delta transaction for every task's files, driver side.
+A Python stage that already holds its rows as Arrow writes them where they belong,
+instead of handing them to the JVM and taking them back in a writer. Each task reports
+the files it wrote; the driver commits every task's files in one transaction.
+- delta-rs: the files go into the table itself, named, committed and cleaned up exactly
+  as the data source writer's.
+- delta-spark: the files are staged under the table's `_fleet_staging/<write id>/`
+  and Spark's Delta writer commits their rows (its own transaction, replaceWhere and
+  all), then the staging files are deleted. Same contract, one engine-specific step.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from fleet_rebalance.storage.deltars_source import (
-    PartitionedFiles,
-    WriteRequest,
-    WrittenFile,
-    local_path,
-)
-from fleet_rebalance.storage.engine import DELTA_RS, ENGINE_KEY
+from fleet_rebalance.storage.deltars_source import PartitionedFiles, WriteRequest, WrittenFile
+from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
 
 __all__ = ["TaskFiles", "TaskWrite", "WrittenFile", "task_write"]
+
+STAGING_DIR = "_fleet_staging"  # `_` prefix: ignored by Delta readers and Spark listing
 
 
 @dataclass(frozen=True)
@@ -35,14 +37,29 @@ class TaskWrite:
 
     request: WriteRequest
     schema_json: str
+    engine: str = DELTA_RS
+
+    @property
+    def staged(self) -> bool:
+        return self.engine == DELTA_SPARK
 
     def files(self) -> TaskFiles:
         """Executor side: this task's files of the write."""
         return TaskFiles(self)
 
+    def _file_request(self) -> WriteRequest:
+        """Where the tasks' files go: the table, or the write's staging directory."""
+        if not self.staged:
+            return self.request
+        staging = self.request.location.child(STAGING_DIR, self.request.write_id)
+        return replace(self.request, table_uri=staging.uri, partition_by=())
+
     def commit(self, files: list[WrittenFile]) -> None:
         """Every task's files in one transaction. A re-run task (a lost executor, a
         recomputed partition) may have written files nobody reported: they go too."""
+        if self.staged:
+            self._commit_staged(files)
+            return
         from fleet_rebalance.storage.deltars_commit import commit_files, delete_unreported
 
         commit_files(self.request, self.schema_json, files)
@@ -50,9 +67,46 @@ class TaskWrite:
 
     def abort(self, files: list[WrittenFile]) -> None:
         """Delete every file of this write, reported or not, that no commit references."""
+        if self.staged:
+            self._drop_staging()
+            return
         from fleet_rebalance.storage.deltars_commit import delete_uncommitted
 
         delete_uncommitted(self.request, files)
+
+    def _commit_staged(self, files: list[WrittenFile]) -> None:
+        from fleet_rebalance.storage import write_table
+        from fleet_rebalance.storage.deltars_read import jvm_root
+
+        spark = SparkSession.getActiveSession()
+        assert spark is not None, "a staged write commits on the driver"
+        schema = StructType.fromJson(json.loads(self.schema_json))
+        request = self.request
+        try:
+            staging = self._file_request().location
+            root = jvm_root(spark, staging)
+            if root is None:
+                raise RuntimeError(f"{staging.uri}: the JVM cannot read this store")
+            frame = (
+                spark.read.schema(schema).parquet(*[f"{root}/{f.path}" for f in files])
+                if files
+                else spark.createDataFrame([], schema)
+            )
+            write_table(
+                frame,
+                request.table_uri,
+                mode=request.mode,
+                partition_by=request.partition_by,
+                replace_where=request.replace_where,
+                commit_info=request.commit_info,
+            )
+        finally:
+            self._drop_staging()
+
+    def _drop_staging(self) -> None:
+        fs, path = self._file_request().location.filesystem()
+        if fs.get_file_info(path).type != pafs.FileType.NotFound:
+            fs.delete_dir(path)
 
 
 class TaskFiles:
@@ -61,7 +115,7 @@ class TaskFiles:
 
     def __init__(self, write: TaskWrite) -> None:
         self.schema = to_arrow_schema(StructType.fromJson(json.loads(write.schema_json)))
-        self.files = PartitionedFiles(write.request)
+        self.files = PartitionedFiles(write._file_request())
 
     def write(self, batch: pa.RecordBatch) -> None:
         self.files.write(batch.select(self.schema.names).cast(self.schema))
@@ -82,16 +136,24 @@ def task_write(
     partition_by: Sequence[str] = (),
     replace_where: Mapping[str, Any] | None = None,
     commit_info: Mapping[str, Any] | None = None,
-) -> TaskWrite | None:
-    """A write for the caller's tasks, checked against the table as write_table checks
-    its own; None when the session's engine is delta-spark, whose writes must go
-    through Spark (write_table)."""
-    from fleet_rebalance.storage import _absolute, check_write, delta_rs_request
+) -> TaskWrite:
+    """A write for the caller's tasks, checked against the table before any task runs
+    (as write_table checks its own)."""
+    from fleet_rebalance.storage import check_write, delta_rs_request
 
     check_write(path, mode, replace_where, partition_by, schema.fieldNames())
-    if spark.conf.get(ENGINE_KEY, DELTA_RS) != DELTA_RS:
-        return None
-    local_path(_absolute(path))  # object stores are refused before any task runs
+    engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
+    if engine == DELTA_SPARK:
+        from fleet_rebalance.storage import _write_context, table_location
+
+        where, info, evolution = _write_context(
+            spark, path, partition_by, replace_where, commit_info
+        )
+        table = table_location(spark, path)
+        request = WriteRequest(
+            table.uri, mode, tuple(partition_by), where, info, evolution, dict(table.options)
+        )
+        return TaskWrite(request, schema.json(), DELTA_SPARK)
     request = delta_rs_request(
         spark, path, mode, partition_by, replace_where, commit_info, schema.json()
     )
