@@ -22,7 +22,9 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     config = Config(
         warehouse=str(tmp_path_factory.mktemp("warehouse")),
-        storage=StorageConfig(engine="delta-rs"),
+        # delta-rs unless told otherwise: FLEET_TEST_ENGINE=auto with Spark's Delta jars on
+        # the classpath runs the storage suite's delta-spark leg.
+        storage=StorageConfig(engine=os.environ.get("FLEET_TEST_ENGINE", "delta-rs")),
         spark={
             "spark.sql.shuffle.partitions": "2",
             "spark.ui.enabled": "false",

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import posixpath
 import threading
-from pathlib import Path
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyspark.sql.functions as F
 import pytest
 from chispa import assert_df_equality
@@ -25,6 +31,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from fleet_rebalance.filesystems import Location, location
 from fleet_rebalance.storage import (
     CommitConflictError,
     ReplaceWhereError,
@@ -33,6 +40,7 @@ from fleet_rebalance.storage import (
     read_table,
     write_table,
 )
+from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY, STORAGE_OPTIONS_KEY
 
 pytestmark = pytest.mark.spark
 UTC = dt.UTC
@@ -64,9 +72,98 @@ def rows_for(day: dt.date, groups: list[str], lag: int = 10) -> list[tuple]:
 NULL_ROW = (None, None, None, None, None, None, None, D19)
 
 
+DELTA_SPARK_REASON = (
+    "delta-spark leg: Spark's Delta jars are not on this session's classpath "
+    "(Maven is unreachable here; runs on clusters that ship Delta)"
+)
+
+
+@dataclass(frozen=True)
+class Store:
+    """Where one test's tables live: a local directory or a prefix in an S3 bucket."""
+
+    root: str
+    options: dict[str, str]
+
+    def table(self, name: str) -> str:
+        return f"{self.root}/{name}"
+
+    def delta(self, table: str, version: int | None = None) -> DeltaTable:
+        return DeltaTable(
+            Location(table).delta_uri, version=version, storage_options=self.options or None
+        )
+
+    def listing(self, table: str) -> list[str]:
+        """Every file under the table, relative to it."""
+        fs, root = location(table, self.options).filesystem()
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+        return sorted(
+            posixpath.relpath(i.path, root) for i in infos if i.type == pafs.FileType.File
+        )
+
+    def unreferenced_files(self, table: str) -> list[str]:
+        """Parquet files no version of the table references (removed files stay for
+        time travel)."""
+        latest = self.delta(table).version()
+        referenced = {
+            unquote(p)
+            for v in range(latest + 1)
+            for p in pa.table(self.delta(table, v).get_add_actions(flatten=False))[
+                "path"
+            ].to_pylist()
+        }
+        return sorted(
+            p for p in self.listing(table) if p.endswith(".parquet") and p not in referenced
+        )
+
+
+def _store(request, spark, tmp_path, s3) -> Iterator[Store]:
+    engine, where = request.param
+    session_engine = spark.conf.get(ENGINE_KEY)
+    if engine != session_engine:
+        pytest.skip(
+            DELTA_SPARK_REASON if engine == DELTA_SPARK else f"session runs {session_engine}"
+        )
+    if where == "local":
+        yield Store(str(tmp_path), {})
+        return
+    bucket = "storage-suite"
+    with contextlib.suppress(Exception):  # made by an earlier test of the session
+        s3.create_bucket(bucket)
+    before = spark.conf.get(STORAGE_OPTIONS_KEY, "{}")
+    spark.conf.set(STORAGE_OPTIONS_KEY, json.dumps(s3.storage_options))
+    try:
+        yield Store(f"s3://{bucket}/{uuid.uuid4().hex}", dict(s3.storage_options))
+    finally:
+        spark.conf.set(STORAGE_OPTIONS_KEY, before)
+
+
+RS_LEGS = [(DELTA_RS, "local"), (DELTA_RS, "s3")]
+
+
+@pytest.fixture(params=[*RS_LEGS, (DELTA_SPARK, "local")], ids=lambda p: "-".join(p))
+def store(request, spark, tmp_path, s3) -> Iterator[Store]:
+    """The engine contract, on a local directory and on S3 (moto's server) with delta-rs,
+    and with Spark's own Delta connector where the session has its jars
+    (FLEET_TEST_ENGINE=auto on a cluster that ships Delta)."""
+    yield from _store(request, spark, tmp_path, s3)
+
+
+@pytest.fixture(params=RS_LEGS, ids=lambda p: "-".join(p))
+def rs_store(request, spark, tmp_path, s3) -> Iterator[Store]:
+    """delta-rs's own machinery (file statistics, cleanup after failed jobs, commit
+    races judged by us): local and S3."""
+    yield from _store(request, spark, tmp_path, s3)
+
+
 @pytest.fixture
-def table(tmp_path) -> str:
-    return str(tmp_path / "offsets")
+def table(store) -> str:
+    return store.table("offsets")
+
+
+@pytest.fixture
+def rs_table(rs_store) -> str:
+    return rs_store.table("offsets")
 
 
 def df_of(spark, rows):
@@ -77,36 +174,36 @@ def sort(df):
     return df.orderBy(*[F.col(c).asc_nulls_first() for c in ("capture_date", "group_id", "lag")])
 
 
-def test_round_trip_of_every_type_including_nulls_and_nested(spark, table):
+def test_round_trip_of_every_type_including_nulls_and_nested(spark, store, table):
     expected = df_of(spark, [*rows_for(D19, ["a", "b"]), NULL_ROW, *rows_for(D20, ["c"])])
     write_table(expected, table, partition_by=("capture_date",))
     actual = read_table(spark, table)
     assert actual.schema.simpleString() == SCHEMA.simpleString()
     assert_df_equality(sort(actual), sort(expected), ignore_nullable=True)
-    assert sorted(p.name for p in Path(table).iterdir()) == [
+    assert sorted({p.split("/")[0] for p in store.listing(table)}) == [
         "_delta_log",
         "capture_date=2026-11-19",
         "capture_date=2026-11-20",
     ]
 
 
-def test_tables_open_with_deltalake_with_the_same_rows(spark, table):
+def test_tables_open_with_deltalake_with_the_same_rows(spark, rs_store, rs_table):
     df = df_of(spark, [*rows_for(D19, ["a", "b"]), NULL_ROW, *rows_for(D20, ["c"])]).coalesce(1)
-    write_table(df, table, partition_by=("capture_date",))
-    via_deltalake = DeltaTable(table).to_pyarrow_table()
+    write_table(df, rs_table, partition_by=("capture_date",))
+    via_deltalake = rs_store.delta(rs_table).to_pyarrow_table()
     via_spark = spark.createDataFrame(via_deltalake.to_pandas(), SCHEMA)
-    assert_df_equality(sort(via_spark), sort(read_table(spark, table)), ignore_nullable=True)
-    stats = pa.table(DeltaTable(table).get_add_actions(flatten=True)).to_pylist()
+    assert_df_equality(sort(via_spark), sort(read_table(spark, rs_table)), ignore_nullable=True)
+    stats = pa.table(rs_store.delta(rs_table).get_add_actions(flatten=True)).to_pylist()
     assert sorted(s["num_records"] for s in stats) == [1, 3]
     day19 = next(s for s in stats if s["partition.capture_date"] == D19)
     assert (day19["min.lag"], day19["max.lag"], day19["null_count.lag"]) == (10, 11, 1)
 
 
-def test_append_adds_rows(spark, table):
+def test_append_adds_rows(spark, store, table):
     write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
     write_table(df_of(spark, rows_for(D19, ["b"])), table, partition_by=("capture_date",))
     assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
-    assert DeltaTable(table).version() == 1
+    assert store.delta(table).version() == 1
 
 
 def test_overwrite_replaces_the_whole_table(spark, table):
@@ -155,7 +252,7 @@ def test_rerunning_a_date_is_idempotent(spark, table):
     assert read_table(spark, table).count() == 2
 
 
-def test_replace_where_refuses_rows_outside_it(spark, table):
+def test_replace_where_refuses_rows_outside_it(spark, store, table):
     write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
     with pytest.raises(ReplaceWhereError, match=r"hold rows outside replace_where"):
         write_table(
@@ -166,7 +263,7 @@ def test_replace_where_refuses_rows_outside_it(spark, table):
             replace_where={"capture_date": D20},
         )
     assert [r.group_id for r in read_table(spark, table).collect()] == ["a"]
-    assert _unreferenced_files(table) == []
+    assert store.unreferenced_files(table) == []
 
 
 def test_empty_writes_create_the_table_and_empty_a_partition(spark, table):
@@ -235,7 +332,7 @@ def test_partitioning_must_match(spark, table):
         write_table(df_of(spark, rows_for(D19, ["b"])), table)
 
 
-def test_commit_info_records_job_run_id_and_date(spark, table):
+def test_commit_info_records_job_run_id_and_date(spark, store, table):
     spark.conf.set("spark.fleet_rebalance.runDate", "2026-11-20")
     write_table(
         df_of(spark, rows_for(D20, ["a"])),
@@ -243,20 +340,22 @@ def test_commit_info_records_job_run_id_and_date(spark, table):
         partition_by=("capture_date",),
         commit_info={"rows": 1},
     )
-    commit = DeltaTable(table).history(1)[0]
+    commit = store.delta(table).history(1)[0]
     assert commit["job"] == "pytest"
     assert commit["runDate"] == "2026-11-20"
     assert len(commit["runId"]) == 32
     assert commit["rows"] == 1
 
 
-def test_concurrent_appends_both_land(spark, table):
-    write_table(df_of(spark, rows_for(D19, ["seed"])), table, partition_by=("capture_date",))
+def test_concurrent_appends_both_land(spark, rs_store, rs_table):
+    write_table(df_of(spark, rows_for(D19, ["seed"])), rs_table, partition_by=("capture_date",))
     errors: list[BaseException] = []
 
     def append(name: str) -> None:
         try:
-            write_table(df_of(spark, rows_for(D19, [name])), table, partition_by=("capture_date",))
+            write_table(
+                df_of(spark, rows_for(D19, [name])), rs_table, partition_by=("capture_date",)
+            )
         except BaseException as exc:
             errors.append(exc)
 
@@ -266,24 +365,24 @@ def test_concurrent_appends_both_land(spark, table):
     for t in threads:
         t.join()
     assert errors == []
-    assert sorted(r.group_id for r in read_table(spark, table).collect()) == [
+    assert sorted(r.group_id for r in read_table(spark, rs_table).collect()) == [
         "left",
         "right",
         "seed",
     ]
-    assert DeltaTable(table).version() == 2
+    assert rs_store.delta(rs_table).version() == 2
 
 
 @pytest.mark.parametrize("seeded", [D20, D19], ids=["rewritten date", "new date"])
-def test_concurrent_overwrites_of_one_date_never_duplicate(spark, table, seeded):
-    write_table(df_of(spark, rows_for(seeded, ["seed"])), table, partition_by=("capture_date",))
+def test_concurrent_overwrites_of_one_date_never_duplicate(spark, rs_store, rs_table, seeded):
+    write_table(df_of(spark, rows_for(seeded, ["seed"])), rs_table, partition_by=("capture_date",))
     outcomes: dict[str, BaseException | None] = {}
 
     def overwrite(name: str) -> None:
         try:
             write_table(
                 df_of(spark, rows_for(D20, [name, name + "2"])),
-                table,
+                rs_table,
                 mode="overwrite",
                 partition_by=("capture_date",),
                 replace_where={"capture_date": D20},
@@ -300,9 +399,9 @@ def test_concurrent_overwrites_of_one_date_never_duplicate(spark, table, seeded)
     failures = [e for e in outcomes.values() if e is not None]
     assert all(isinstance(e, CommitConflictError) for e in failures), failures
     assert len(failures) < 2
-    rows = read_table(spark, table).where(F.col("capture_date") == D20).collect()
+    rows = read_table(spark, rs_table).where(F.col("capture_date") == D20).collect()
     assert sorted(r.group_id for r in rows) in (["left", "left2"], ["right", "right2"])
-    assert _unreferenced_files(table) == []
+    assert rs_store.unreferenced_files(rs_table) == []
 
 
 def explode_on_poison(*columns):
@@ -315,28 +414,28 @@ def explode_on_poison(*columns):
     return F.udf(explode, "long")(*columns)
 
 
-def test_a_task_failing_after_writing_batches_leaves_nothing(spark, table):
-    """Given one task that writes several Arrow batches and then fails, Then the table
+def test_a_task_failing_after_writing_batches_leaves_nothing(spark, rs_store, rs_table):
+    """Given one task that writes several Arrow batches and then fails, Then the rs_table
     keeps its version and rows and no Parquet file of the failed write remains."""
-    write_table(df_of(spark, rows_for(D19, ["a", "b"])), table, partition_by=("capture_date",))
+    write_table(df_of(spark, rows_for(D19, ["a", "b"])), rs_table, partition_by=("capture_date",))
     rows = rows_for(D20, [f"g{i:02d}" for i in range(40)] + ["poison"])
     failing = df_of(spark, rows).coalesce(1).withColumn("lag", explode_on_poison("group_id", "lag"))
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "8")
     try:
         with pytest.raises(Exception, match="task failed half-way"):
-            write_table(failing, table, partition_by=("capture_date",))
+            write_table(failing, rs_table, partition_by=("capture_date",))
     finally:
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
-    assert DeltaTable(table).version() == 0
-    assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
-    assert _unreferenced_files(table) == []
-    assert len(list((Path(table) / "_fleet_aborted").iterdir())) == 1  # abort ran
+    assert rs_store.delta(rs_table).version() == 0
+    assert sorted(r.group_id for r in read_table(spark, rs_table).collect()) == ["a", "b"]
+    assert rs_store.unreferenced_files(rs_table) == []
+    assert len([p for p in rs_store.listing(rs_table) if p.startswith("_fleet_aborted/")]) == 1
 
 
-def test_a_failed_multi_task_job_commits_nothing(spark, table):
+def test_a_failed_multi_task_job_commits_nothing(spark, rs_store, rs_table):
     """Other tasks of the job may be killed mid-write: whatever they leave is never
-    referenced, and the next commit to the table sweeps it."""
-    write_table(df_of(spark, rows_for(D19, ["a", "b"])), table, partition_by=("capture_date",))
+    referenced, and the next commit to the rs_table sweeps it."""
+    write_table(df_of(spark, rows_for(D19, ["a", "b"])), rs_table, partition_by=("capture_date",))
     rows = rows_for(D20, [f"g{i}" for i in range(40)] + ["poison"])
     failing = (
         df_of(spark, rows)
@@ -344,11 +443,11 @@ def test_a_failed_multi_task_job_commits_nothing(spark, table):
         .withColumn("lag", explode_on_poison("group_id", "lag"))
     )
     with pytest.raises(Exception, match="task failed half-way"):
-        write_table(failing, table, partition_by=("capture_date",))
-    assert DeltaTable(table).version() == 0
-    assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "b"]
-    write_table(df_of(spark, rows_for(D19, ["c"])), table, partition_by=("capture_date",))
-    assert _unreferenced_files(table) == []
+        write_table(failing, rs_table, partition_by=("capture_date",))
+    assert rs_store.delta(rs_table).version() == 0
+    assert sorted(r.group_id for r in read_table(spark, rs_table).collect()) == ["a", "b"]
+    write_table(df_of(spark, rows_for(D19, ["c"])), rs_table, partition_by=("capture_date",))
+    assert rs_store.unreferenced_files(rs_table) == []
 
 
 def test_tables_needing_unsupported_reader_features_are_refused(spark, tmp_path):
@@ -381,41 +480,36 @@ def test_tables_needing_unsupported_reader_features_are_refused(spark, tmp_path)
         write_table(df_of(spark, rows_for(D19, ["a"])), str(tmp_path / "dv"))
 
 
-def test_reading_a_missing_table_says_so(spark, tmp_path):
+def test_reading_a_missing_table_says_so(spark, store):
     with pytest.raises(Exception, match=r"not a Delta table"):
-        read_table(spark, str(tmp_path / "nothing"))
+        read_table(spark, store.table("nothing"))
 
 
-def test_unpartitioned_tables_and_odd_partition_values(spark, tmp_path):
+def test_unpartitioned_tables_and_odd_partition_values(spark, store):
     df = df_of(spark, rows_for(D19, ["a", "b"])).withColumn(
         "cluster", F.when(F.col("group_id") == "a", "prod:east 1").otherwise(None)
     )
-    write_table(df, str(tmp_path / "flat"))
-    write_table(df, str(tmp_path / "odd"), partition_by=("cluster",))
+    write_table(df, store.table("flat"))
+    write_table(df, store.table("odd"), partition_by=("cluster",))
     for name in ("flat", "odd"):
         assert_df_equality(
-            read_table(spark, str(tmp_path / name)).orderBy("group_id").select(*df.columns),
+            read_table(spark, store.table(name)).orderBy("group_id").select(*df.columns),
             df.orderBy("group_id"),
             ignore_nullable=True,
         )
 
 
-def _unreferenced_files(table: str) -> list[str]:
-    """Parquet files no version of the table references (removed files stay for time travel)."""
-    latest = DeltaTable(table).version()
-    referenced = {
-        Path(u) for v in range(latest + 1) for u in DeltaTable(table, version=v).file_uris()
-    }
-    on_disk = {p for p in Path(table).rglob("*.parquet")}
-    return sorted(str(p) for p in on_disk - referenced)
-
-
-def test_round_trip_between_spark_and_deltalake_writers(spark, table):
+def test_round_trip_between_spark_and_deltalake_writers(spark, store, table):
     """deltalake writes, we read; we overwrite a date, deltalake reads: same rows both ways."""
     from deltalake import write_deltalake
 
     first = df_of(spark, rows_for(D19, ["a"]) + rows_for(D20, ["b"]))
-    write_deltalake(table, first.toArrow(), partition_by=["capture_date"])
+    write_deltalake(
+        Location(table).delta_uri,
+        first.toArrow(),
+        partition_by=["capture_date"],
+        storage_options=store.options or None,
+    )
     assert_df_equality(sort(read_table(spark, table)), sort(first), ignore_nullable=True)
 
     second = df_of(spark, rows_for(D20, ["c", "d"]))
@@ -427,6 +521,6 @@ def test_round_trip_between_spark_and_deltalake_writers(spark, table):
         replace_where={"capture_date": D20},
     )
     expected = sort(first.filter(F.col("capture_date") == D19).unionByName(second))
-    via_deltalake = spark.createDataFrame(DeltaTable(table).to_pyarrow_table().to_pandas(), SCHEMA)
+    via_deltalake = spark.createDataFrame(store.delta(table).to_pyarrow_table().to_pandas(), SCHEMA)
     assert_df_equality(sort(via_deltalake), expected, ignore_nullable=True)
     assert_df_equality(sort(read_table(spark, table)), expected, ignore_nullable=True)
