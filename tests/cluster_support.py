@@ -1,18 +1,20 @@
 """Helpers for tests that run the nightly as separate processes: a Spark standalone
-cluster on 127.0.0.1 (from pyspark's own distribution), a job conf per warehouse, a
-nightly run that can be interrupted at a log line, and whole-warehouse comparison."""
+cluster on 127.0.0.1 (from pyspark's own distribution), a job conf per warehouse (local
+or on an object store), a nightly run that can be interrupted at a log line, and
+whole-warehouse comparison (local or remote tables)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import posixpath
 import signal
 import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +23,20 @@ from chispa import assert_df_equality
 
 from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.storage import read_table
+from fleet_rebalance.storage.engine import STORAGE_OPTIONS_KEY
 
 PROJECT = Path(__file__).resolve().parent.parent
 SPARK_HOME = Path(pyspark.__file__).parent
 ALL_TABLES = [*bronze.TABLES, *silver.TABLES, *gold.TABLES]
 # Columns that describe the run itself, not the data.
 PER_RUN = {"ingested_files": ["run_id", "ingested_at"]}
+# What keeps an AWS SDK without credentials from looking for them anywhere but the
+# environment (config files, the instance metadata service): not credentials themselves.
+AWS_NO_FALLBACK = {
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
 
 
 def _free_port() -> int:
@@ -35,13 +45,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _spark_class(name: str, args: list[str], log: Path, env: dict) -> subprocess.Popen:
+def _spark_class(
+    name: str, args: list[str], log: Path, env: dict, cwd: Path | None = None
+) -> subprocess.Popen:
     # A session of its own, so teardown can signal the JVM and anything it started.
     return subprocess.Popen(
         [str(SPARK_HOME / "bin" / "spark-class"), name, *args],
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         env=env,
+        cwd=cwd,
         start_new_session=True,
     )
 
@@ -64,13 +77,36 @@ def _stop(processes: list[subprocess.Popen]) -> None:
 class Cluster:
     master: str
     workers: list[subprocess.Popen]
+    # Each worker's --work-dir: one directory per application, with each executor's
+    # stdout and stderr.
+    work_dirs: list[Path]
+
+
+def without_aws(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with no AWS_* variable (credentials, profile, endpoint, region) but the
+    ones that stop the AWS SDK from looking further: whatever an executor started from
+    it knows of a store must come from the driver."""
+    return {
+        **{k: v for k, v in env.items() if not k.upper().startswith("AWS_")},
+        **AWS_NO_FALLBACK,
+    }
 
 
 @contextlib.contextmanager
-def standalone_cluster(workdir: Path, workers: int = 2) -> Iterator[Cluster]:
-    """A master and `workers` 1-core workers, always torn down (also when a test fails)."""
+def standalone_cluster(
+    workdir: Path, workers: int = 2, *, aws_env: bool = True
+) -> Iterator[Cluster]:
+    """A master and `workers` 1-core workers, always torn down (also when a test fails).
+
+    Each worker runs in an empty directory of its own, so neither it nor its executors
+    find anything in the project's directory by accident. With aws_env=False the workers
+    (and so their executors) start with no AWS_* variables: the executors can reach S3
+    only with what the driver gives them.
+    """
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("SPARK_CONF_DIR", None)
+    worker_env = env if aws_env else without_aws(env)
+    work_dirs = [workdir / f"worker-{i}" for i in range(workers)]
     port, ui = _free_port(), _free_port()
     master = f"spark://127.0.0.1:{port}"
     processes: list[subprocess.Popen] = []
@@ -83,8 +119,10 @@ def standalone_cluster(workdir: Path, workers: int = 2) -> Iterator[Cluster]:
                 env,
             )
         )
-        for i in range(workers):
-            (workdir / f"worker-{i}").mkdir()
+        for i, work_dir in enumerate(work_dirs):
+            work_dir.mkdir()
+            cwd = workdir / f"worker-{i}-cwd"
+            cwd.mkdir()
             processes.append(
                 _spark_class(
                     "org.apache.spark.deploy.worker.Worker",
@@ -98,15 +136,16 @@ def standalone_cluster(workdir: Path, workers: int = 2) -> Iterator[Cluster]:
                         "--webui-port",
                         str(_free_port()),
                         "--work-dir",
-                        str(workdir / f"worker-{i}"),
+                        str(work_dir),
                         master,
                     ],
                     workdir / f"worker-{i}.log",
-                    env,
+                    worker_env,
+                    cwd,
                 )
             )
         _wait_for_workers(ui, workers, workdir)
-        yield Cluster(master, processes[1:])
+        yield Cluster(master, processes[1:], work_dirs)
     finally:
         _stop(processes)
 
@@ -125,13 +164,26 @@ def _wait_for_workers(ui: int, workers: int, workdir: Path, timeout: float = 120
     raise RuntimeError(f"standalone cluster did not come up in {timeout:.0f}s:\n{logs}")
 
 
-def write_conf(tmp_path: Path, name: str) -> Path:
+def write_conf(
+    tmp_path: Path,
+    name: str,
+    *,
+    raw_root: str | None = None,
+    warehouse: str | None = None,
+    options: Mapping[str, str] | None = None,
+) -> Path:
+    """tmp_path/<name>.yaml: data/sample into tmp_path/<name> unless told otherwise.
+    `options` are storage.options for the delta-rs engine. Values are quoted as JSON,
+    which YAML reads back as the same strings."""
+    raw_root = raw_root or str(PROJECT / "data" / "sample")
+    warehouse = warehouse or str(tmp_path / name)
+    lines = [f"raw_root: {json.dumps(raw_root)}", f"warehouse: {json.dumps(warehouse)}"]
+    if options is not None:
+        lines += ["storage:", "  engine: delta-rs", "  options:"]
+        lines += [f"    {k}: {json.dumps(str(v))}" for k, v in options.items()]
+    lines += ["spark:", "  spark.sql.shuffle.partitions: 4"]
     conf = tmp_path / f"{name}.yaml"
-    conf.write_text(
-        f"raw_root: {PROJECT / 'data' / 'sample'}\n"
-        f"warehouse: {tmp_path / name}\n"
-        "spark:\n  spark.sql.shuffle.partitions: 4\n"
-    )
+    conf.write_text("\n".join(lines) + "\n")
     return conf
 
 
@@ -143,9 +195,11 @@ def nightly(
     at_line: str | None = None,
     then: Callable[[subprocess.Popen], None] | None = None,
     timeout: float = 1500,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, str]:
-    """./spark-submit.sh nightly as a user runs it; `then(process)` is called once when
-    a line of its output contains `at_line`. Returns the exit status and the output."""
+    """./spark-submit.sh nightly as a user runs it (in `env`, default this process's);
+    `then(process)` is called once when a line of its output contains `at_line`.
+    Returns the exit status and the output."""
     process = subprocess.Popen(
         [
             str(PROJECT / "spark-submit.sh"),
@@ -158,6 +212,7 @@ def nightly(
             master,
         ],
         cwd=PROJECT,
+        env=None if env is None else dict(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -179,16 +234,44 @@ def nightly(
             _stop([process])
 
 
+def upload_sample(s3, bucket: str, prefix: str) -> None:
+    """data/sample into s3://bucket/prefix (a new bucket) on the moto server `s3`."""
+    import pyarrow.fs as pafs
+
+    s3.create_bucket(bucket)
+    sample = str(PROJECT / "data" / "sample")
+    pafs.copy_files(sample, f"{bucket}/{prefix}", destination_filesystem=s3.filesystem())
+
+
 def kill_tree(process: subprocess.Popen) -> None:
     """SIGKILL a process started in a session of its own, with everything it started."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def assert_same_tables(spark, warehouse: Path, clean: Path) -> None:
-    for name in ALL_TABLES:
-        drop = PER_RUN.get(name, [])
-        got = read_table(spark, str(warehouse / name)).drop(*drop)
-        want = read_table(spark, str(clean / name)).drop(*drop)
-        assert got.count() == want.count(), name
-        assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
+@contextlib.contextmanager
+def storage_options(spark, options: Mapping[str, str]) -> Iterator[None]:
+    """The session's storage.options, as build_session sets them from the conf."""
+    before = spark.conf.get(STORAGE_OPTIONS_KEY, "{}")
+    spark.conf.set(STORAGE_OPTIONS_KEY, json.dumps(dict(options), sort_keys=True))
+    try:
+        yield
+    finally:
+        spark.conf.set(STORAGE_OPTIONS_KEY, before)
+
+
+def assert_same_tables(
+    spark,
+    warehouse: Path | str,
+    clean: Path,
+    options: Mapping[str, str] | None = None,
+) -> None:
+    """Every table of `warehouse` (a local path, or a URI such as s3://bucket/wh read
+    with the storage `options`) equals the one in `clean`, but for per-run columns."""
+    with storage_options(spark, options) if options else contextlib.nullcontext():
+        for name in ALL_TABLES:
+            drop = PER_RUN.get(name, [])
+            got = read_table(spark, posixpath.join(str(warehouse), name)).drop(*drop)
+            want = read_table(spark, str(clean / name)).drop(*drop)
+            assert got.count() == want.count(), name
+            assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)

@@ -1,14 +1,29 @@
 """The nightly on a real Spark standalone cluster (a master and two 1-core workers on
 127.0.0.1), submitted through spark-submit.sh as a user would (the venv packed and
-shipped): the same tables as local mode, also when a worker dies mid-replay."""
+shipped): the same tables as local mode, also when a worker dies mid-replay, and with
+captures and tables on S3 when the workers share no disk and hold no credentials."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
-from cluster_support import assert_same_tables, kill_tree, nightly, standalone_cluster, write_conf
+from cluster_support import (
+    ALL_TABLES,
+    AWS_NO_FALLBACK,
+    assert_same_tables,
+    kill_tree,
+    nightly,
+    standalone_cluster,
+    upload_sample,
+    write_conf,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 DAY = "2026-11-20"
+# Not test_object_storage's "fleet": both may run in one session, on one moto server.
+BUCKET = "fleet-cluster"
 
 
 def test_nightly_on_a_standalone_cluster_equals_local_mode(spark, tmp_path, clean_nightly):
@@ -33,3 +48,43 @@ def test_a_worker_killed_during_replay_changes_nothing(spark, tmp_path, clean_ni
     assert "Lost executor" in output  # Spark noticed, and re-ran what it lost
     assert "step 3/3 metrics done" in output
     assert_same_tables(spark, tmp_path / "cluster", clean_nightly)
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def test_nightly_on_a_cluster_with_captures_and_tables_on_s3_equals_local_mode(
+    spark, s3, tmp_path, clean_nightly
+):
+    upload_sample(s3, BUCKET, "raw")
+    conf = write_conf(
+        tmp_path,
+        "s3",
+        raw_root=f"s3://{BUCKET}/raw",
+        warehouse=f"s3://{BUCKET}/wh",
+        options=s3.storage_options,
+    )
+    with standalone_cluster(tmp_path, aws_env=False) as cluster:
+        for worker in cluster.workers:  # the JVMs themselves (spark-class execs java)
+            aws = {k for k in _environ(worker.pid) if k.upper().startswith("AWS_")}
+            assert aws == set(AWS_NO_FALLBACK)  # no credentials, endpoint or region
+            cwd = Path(os.readlink(f"/proc/{worker.pid}/cwd"))
+            assert cwd.name.endswith("-cwd") and not any(cwd.iterdir())
+        # Only the submitting process has the credentials (and the session's AWS env).
+        status, output = nightly(conf, DAY, master=cluster.master, env={**os.environ, **s3.env})
+    assert status == 0, output[-6000:]
+    assert f"master {cluster.master}" in output
+    assert f"report: s3://{BUCKET}/wh/reports/{DAY}.html" in output
+    # Both workers' executors did the work, from their own directories.
+    for work_dir in cluster.work_dirs:
+        logs = [p.read_text(errors="replace") for p in work_dir.glob("app-*/*/stderr")]
+        assert any("Finished task" in log for log in logs), work_dir
+    for i in range(len(cluster.workers)):
+        assert not any((tmp_path / f"worker-{i}-cwd").iterdir())
+    keys = s3.list_keys(BUCKET, "wh/")
+    for name in ALL_TABLES:
+        assert any(k.startswith(f"wh/{name}/_delta_log/") for k in keys), name
+    assert not any("_fleet_staging" in k or "_fleet_aborted" in k for k in keys)
+    assert_same_tables(spark, f"s3://{BUCKET}/wh", clean_nightly, s3.storage_options)

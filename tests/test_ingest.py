@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import shutil
 from pathlib import Path
 
@@ -126,19 +125,19 @@ def test_rerun_of_a_date_changes_nothing(spark, sample):
 def test_tables_are_the_same_when_the_parse_tasks_stage_files_for_spark(
     spark, sample, tmp_path, monkeypatch
 ):
-    """Under delta-spark the parse tasks stage their offsets and members files and
-    Spark's writer commits their rows; on delta-rs they write into the tables. Same
-    tables either way (the staged rows are committed here by the session's engine)."""
+    """Under delta-spark the parse tasks stage every table's files and Spark's writer
+    commits their rows; on delta-rs they write into the tables. Same tables either way
+    (the staged rows are committed here by the session's engine)."""
     config, counts = sample
-    typed_writes = ingest._typed_writes
+    sinks = ingest._sinks
 
     def staged(warehouse, days):
         return {
             name: dataclasses.replace(write, engine=DELTA_SPARK)
-            for name, write in typed_writes(warehouse, days).items()
+            for name, write in sinks(warehouse, days).items()
         }
 
-    monkeypatch.setattr(ingest, "_typed_writes", staged)
+    monkeypatch.setattr(ingest, "_sinks", staged)
     through_spark = dataclasses.replace(config, warehouse=str(tmp_path / "wh"))
     assert ingest.run(spark, through_spark, DAY) == counts
     for name in bronze.TABLES:
@@ -190,7 +189,7 @@ def test_a_late_file_adds_exactly_its_rows(spark, tmp_path):
     assert len(paths) == len(set(paths))
 
 
-def test_a_file_that_does_not_reconcile_fails_the_run_loudly(spark):
+def test_a_file_that_does_not_reconcile_fails_the_run_loudly():
     payload = {
         "source_file": "c/2026-11-20T0000Z/o.txt",
         "kind": "offsets",
@@ -201,16 +200,13 @@ def test_a_file_that_does_not_reconcile_fails_the_run_loudly(spark):
         "quarantined": 0,
         "rows": 1,
         "reconciles": False,
-        "notes": "{}",
+        "notes": {},
         "capture_date": "2026-11-20",
     }
-    summaries = spark.createDataFrame(
-        [{"_table": "_file", "_payload": json.dumps(payload)}], bronze.union_schema()
-    )
     with pytest.raises(
         ingest.ReconciliationError, match=r"1 file\(s\) do not reconcile .*c/2026-11-20T0000Z/o.txt"
     ):
-        ingest._check_reconciliation(summaries)
+        ingest._check_reconciliation([payload])
 
 
 def test_members_are_completed_from_the_same_captures_offsets():

@@ -1,4 +1,4 @@
-"""Bronze table schemas (DESIGN.md, exactly) and the union the parse stage emits."""
+"""Bronze table schemas (DESIGN.md, exactly)."""
 
 from __future__ import annotations
 
@@ -121,47 +121,5 @@ TABLES: dict[str, StructType] = {
 PARTITION_COLUMN = {"coordinator_events": "log_date", "ingested_files": None}
 CAPTURE_TABLES = ("offsets", "members", "group_states", "topic_partitions", "coordinator_events")
 
-# Parse-stage extra: one summary row per file.
-FILE_SUMMARY = nullable_schema(
-    ("kind", S),
-    ("status", S),
-    ("lines", L),
-    ("parsed_lines", L),
-    ("structural", L),
-    ("quarantined", L),
-    ("rows", L),
-    ("reconciles", B),
-    ("notes", S),
-    ("sha256", S),
-    ("table_rows", S),
-)
-
-
 def partition_column(table: str) -> str | None:
     return PARTITION_COLUMN.get(table, "capture_date")
-
-
-PAYLOAD = "_payload"
-
-
-TYPED_TABLES = ("offsets", "members")
-
-
-def union_schema() -> StructType:
-    """What the parse stage emits: `_table`, the typed columns of offsets and members
-    (the bulk of every capture set, sharing most of their columns) and a JSON `_payload`
-    for the other, low-volume tables. Wide unions cost more in the Arrow -> JVM hand-off
-    than the parsing itself."""
-    fields = {f.name: f for table in TYPED_TABLES for f in TABLES[table].fields}
-    return StructType(
-        [StructField("_table", S, False), *fields.values(), StructField(PAYLOAD, S, True)]
-    )
-
-
-def payload_schema(table: str) -> StructType:
-    """The JSON payload's schema for a table (the file summary has its own)."""
-    if table == "_file":
-        return StructType(
-            [*FILE_SUMMARY.fields, StructField("source_file", S), StructField("capture_date", D)]
-        )
-    return TABLES[table]

@@ -24,7 +24,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -80,20 +79,17 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if not todo:
         log.info("nothing new to ingest (%.1fs)", time.monotonic() - started)
         return {}
-    writes = _typed_writes(warehouse, list(todo))
-    parsed = _parse(spark, config, todo, writes).persist()
+    writes = _sinks(warehouse, list(todo))
     written: dict[str, list[WrittenFile]] = {}
     try:
-        summaries = _check_reconciliation(parsed)
-        written = _written_files(parsed)
-        counts = _write_bronze(parsed, warehouse, list(todo), summaries, writes, written)
+        summaries, written = _reports(_parse(spark, config, todo, writes).collect())
+        _check_reconciliation(summaries)
+        counts = _commit_bronze(summaries, writes, written)
         counts["ingested_files"] = _write_ingested_files(spark, config, todo, summaries, ingested)
     except BaseException:
         for name, write in writes.items():
             write.abort(written.get(name, []))
         raise
-    finally:
-        parsed.unpersist()
     log.info(
         "ingest of %s done in %.1fs: %s",
         ", ".join(map(str, todo)),
@@ -128,11 +124,14 @@ def _unchanged(
     )
 
 
-def _typed_writes(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
-    """The parse tasks write offsets and members themselves: the bulk of every capture
-    then never crosses into the JVM and back (see storage/task_writes.py)."""
+def _sinks(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
+    """Every bronze table a capture feeds is written by the parse tasks themselves, as
+    typed Arrow batches: no capture row crosses into the JVM and back (see
+    storage/task_writes.py); the driver commits what the tasks report."""
     writes = {}
-    for name in bronze.TYPED_TABLES:
+    for name in bronze.TABLES:
+        if name == "ingested_files":
+            continue
         column = bronze.partition_column(name)
         writes[name] = warehouse.sink(
             name,
@@ -151,13 +150,12 @@ def _parse(
     writes: dict[str, TaskWrite],
 ) -> DataFrame:
     units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen)]
-    schema = bronze.union_schema()
     parse = functools.partial(
         _parse_partition,
         raw_root=location(config.raw_root, config.storage.options),
         path_pattern=config.capture.path_pattern,
         log_timezone=config.capture.log_timezone,
-        schema=schema,
+        schemas={name: to_arrow_schema(bronze.TABLES[name]) for name in writes},
         writes=writes,
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
@@ -172,7 +170,7 @@ def _parse(
         len(slices),
     )
     captures = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
-    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, schema)
+    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, REPORT_SCHEMA)
 
 
 # One capture unit as the parse tasks get it: each file with its path as discovery
@@ -224,12 +222,11 @@ def _parse_partition(
     raw_root: Location,
     path_pattern: str,
     log_timezone: str,
-    schema,
+    schemas: dict[str, pa.Schema],
     writes: dict[str, TaskWrite],
 ) -> Iterator[pa.RecordBatch]:
-    """Typed rows go to this task's files of `writes`, or else into the union; the
-    task's files are reported as `_written` payload rows once all are closed."""
-    arrow_schema = to_arrow_schema(schema)
+    """Every table's rows go to this task's files of `writes`; what leaves the task is
+    its reports: one summary per file and one per file written."""
     files = {name: write.files() for name, write in writes.items()}
 
     def parse(file: dict[str, Any]) -> tuple[ParseResult, str]:
@@ -242,17 +239,17 @@ def _parse_partition(
         )
         return result, hashlib.sha256(data).hexdigest()
 
+    reports: list[tuple[str, str]] = []
     try:
         for batch in batches:
             for task in batch.to_pylist():
-                captured = _capture_batches(task["files"], parse, task["run_date"], arrow_schema)
-                for table, out in captured:
-                    if table in files:
-                        files[table].write(out)
+                for table, out in _capture_batches(task["files"], parse, task["run_date"], schemas):
+                    if table == FILE_REPORT:
+                        reports.append((FILE_REPORT, _json(out)))
                     else:
-                        yield out if table is None else _union_batch(out, table, arrow_schema)
-        reports = [
-            ("_written", _json({"table": name, "file": dataclasses.asdict(written)}))
+                        files[table].write(out)
+        reports += [
+            (WRITTEN_REPORT, _json({"table": name, "file": dataclasses.asdict(written)}))
             for name, task_files in files.items()
             for written in task_files.close()
         ]
@@ -260,20 +257,27 @@ def _parse_partition(
         for task_files in files.values():
             task_files.discard()
         raise
-    yield from _payload_chunks(reports, arrow_schema)
+    yield pa.RecordBatch.from_arrays(
+        [pa.array([k for k, _ in reports], pa.string()), pa.array([r for _, r in reports])],
+        schema=REPORT_ARROW_SCHEMA,
+    )
+
+
+# What the parse stage returns: its reports, small (the rows went into the tables' files).
+FILE_REPORT, WRITTEN_REPORT = "file", "written"
+REPORT_SCHEMA = "report string, body string"
+REPORT_ARROW_SCHEMA = pa.schema([("report", pa.string()), ("body", pa.string())])
 
 
 def _capture_batches(
     files: list[dict[str, Any]],
     parse: Callable[[dict[str, Any]], tuple[ParseResult, str]],
     run_date: dt.date,
-    arrow_schema: pa.Schema,
-) -> Iterator[tuple[str | None, pa.RecordBatch]]:
-    """One capture's rows: (table, batch) for offsets and members, column by column,
-    and (None, union batch) for the other tables' JSON payloads (see
-    bronze.union_schema). Each file's offsets leave as soon as it is parsed (into the
-    union, the JVM converts them while the next file is parsed); members wait for the
-    whole capture, whose offsets complete them."""
+    schemas: dict[str, pa.Schema],
+) -> Iterator[tuple[str, Any]]:
+    """One capture's rows of the run date as (table, batch), and each file's summary as
+    (FILE_REPORT, dict). Offsets leave file by file; members wait for the whole capture,
+    whose offsets complete them."""
     parsed: list[tuple[str, ParseResult, str, int, int]] = []
     tables: list[pa.Table] = []
     for file in files:
@@ -290,10 +294,50 @@ def _capture_batches(
         if members.num_rows:
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
                 yield MEMBERS, batch
-        typed = {OFFSETS: offsets, MEMBERS: members.num_rows}
-        payloads = _payloads(relative, result, sha256, run_date, other_dates + other_members, typed)
-        for batch in _payload_chunks(payloads, arrow_schema):
-            yield None, batch
+        counts = Counter({OFFSETS: offsets, MEMBERS: members.num_rows})
+        other = other_dates + other_members
+        unfit: list[dict[str, Any]] = []
+        for table, rows in result.rows.items():
+            if table in (OFFSETS, MEMBERS):
+                continue
+            kept = [r for r in rows if (r.get("log_date") or r.get("capture_date")) == run_date]
+            other += len(rows) - len(kept)  # another run (that date's) writes them
+            batch, rejected = _arrow_rows(kept, schemas[table])
+            unfit += [{**_quarantined(row, result.kind), "reason": why} for row, why in rejected]
+            if batch is not None:
+                counts[table] += batch.num_rows
+                yield table, batch
+        quarantine = [*result.quarantine, *unfit]
+        if quarantine:
+            rows = [{**q, "source_file": relative, "capture_date": run_date} for q in quarantine]
+            counts["quarantine"] = len(rows)
+            yield "quarantine", _arrow_rows(rows, schemas["quarantine"])[0]
+        yield FILE_REPORT, _summary(relative, result, sha256, run_date, other, counts, unfit)
+
+
+def _arrow_rows(
+    rows: list[dict[str, Any]], schema: pa.Schema
+) -> tuple[pa.RecordBatch | None, list[tuple[dict[str, Any], str]]]:
+    """The rows as one batch, and those whose values the table's types cannot hold
+    (an id past 2^31) with the reason: they are quarantined, never stored as null."""
+    if not rows:
+        return None, []
+    try:
+        return pa.RecordBatch.from_pylist(rows, schema=schema), []
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        pass
+    fit, unfit = [], []
+    for row in rows:
+        try:
+            pa.RecordBatch.from_pylist([row], schema=schema)
+            fit.append(row)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            unfit.append((row, f"value out of range for the table's column types: {exc}"))
+    return (pa.RecordBatch.from_pylist(fit, schema=schema) if fit else None), unfit
+
+
+def _quarantined(row: dict[str, Any], kind: str) -> dict[str, Any]:
+    return {"line_number": row.get("line_number"), "line": row.get("line") or "", "kind": kind}
 
 
 def _records_table(result: ParseResult, table: str) -> pa.Table:
@@ -322,89 +366,39 @@ def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
     return kept, table.num_rows - kept.num_rows
 
 
-def _union_batch(batch: pa.RecordBatch, table: str, arrow_schema: pa.Schema) -> pa.RecordBatch:
-    """A table's batch in the parse stage's union form."""
-    n = batch.num_rows
-    names = set(batch.schema.names)
-    arrays = []
-    for field in arrow_schema:
-        if field.name == "_table":
-            arrays.append(pa.repeat(pa.scalar(table, field.type), n))
-        elif field.name in names:
-            arrays.append(batch.column(field.name).cast(field.type))
-        else:
-            arrays.append(pa.nulls(n, field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-
-
-def _payloads(
+def _summary(
     relative: str,
     result: ParseResult,
     sha256: str,
     run_date: dt.date,
     other_dates: int,
-    typed: dict[str, int],
-) -> list[tuple[str, str]]:
-    """One file's rows of the payload tables, and its summary; `other_dates` counts the
-    typed tables' rows of another date left out, `typed` their rows of the run date."""
-    payloads: list[tuple[str, str]] = []
-    for table, table_rows in result.rows.items():
-        if table in _RECORD_SCHEMAS:
-            continue
-        for row in table_rows:
-            if (row.get("log_date") or row.get("capture_date")) != run_date:
-                other_dates += 1  # another run (that date's) writes it
-                continue
-            payloads.append((table, _json(row)))
-    for item in result.quarantine:
-        payloads.append(
-            ("quarantine", _json({**item, "source_file": relative, "capture_date": run_date}))
-        )
-    payloads.append(
-        (
-            "_file",
-            _json(
-                {
-                    "source_file": relative,
-                    "sha256": sha256,
-                    "kind": result.kind,
-                    "status": result.status,
-                    "lines": result.lines,
-                    "parsed_lines": result.row_lines,
-                    "structural": result.structural,
-                    "quarantined": len(result.quarantine),
-                    "rows": result.row_count - other_dates,
-                    "reconciles": result.reconciles(),
-                    # Rows per table: the run's counts, without another pass over them.
-                    "table_rows": json.dumps(Counter(t for t, _ in payloads) + Counter(typed)),
-                    "capture_date": run_date,
-                    "notes": json.dumps(
-                        {
-                            **result.notes,
-                            **({"rows of other dates": other_dates} if other_dates else {}),
-                        }
-                    ),
-                }
-            ),
-        )
-    )
-    return payloads
-
-
-def _payload_chunks(
-    payloads: list[tuple[str, str]], arrow_schema: pa.Schema
-) -> Iterator[pa.RecordBatch]:
-    """(table, JSON) pairs as union batches."""
-    for start in range(0, len(payloads), ARROW_BATCH_ROWS):
-        chunk = payloads[start : start + ARROW_BATCH_ROWS]
-        arrays = [pa.array([t for t, _ in chunk], pa.string())]
-        arrays += [
-            pa.nulls(len(chunk), f.type)
-            for f in arrow_schema
-            if f.name not in ("_table", bronze.PAYLOAD)
-        ]
-        arrays.append(pa.array([p for _, p in chunk], pa.string()))
-        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+    table_rows: Counter[str],
+    unfit: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """One file's line accounting; `other_dates` counts its rows of another date left
+    out, `table_rows` its rows of the run date per table, `unfit` the rows quarantined
+    for values their columns cannot hold (their lines move from parsed to quarantined)."""
+    unfit_lines = len({q["line_number"] for q in unfit})
+    quarantine = [*result.quarantine, *unfit]
+    return {
+        "source_file": relative,
+        "sha256": sha256,
+        "kind": result.kind,
+        "status": result.status,
+        "lines": result.lines,
+        "parsed_lines": result.row_lines - unfit_lines,
+        "structural": result.structural,
+        "quarantined": len(quarantine),
+        "quarantine_reasons": Counter(q["reason"] for q in quarantine),
+        "rows": result.row_count - other_dates - len(unfit),
+        "reconciles": result.reconciles(),
+        "table_rows": {t: n for t, n in table_rows.items() if n},
+        "capture_date": run_date,
+        "notes": {
+            **result.notes,
+            **({"rows of other dates": other_dates} if other_dates else {}),
+        },
+    }
 
 
 def _json(row: dict[str, Any]) -> str:
@@ -413,44 +407,27 @@ def _json(row: dict[str, Any]) -> str:
 
 def _json_value(value: Any) -> Any:
     if isinstance(value, dt.date):
-        return _date_text(value)
+        return value.isoformat()
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
-@functools.lru_cache(maxsize=4096)
-def _date_text(value: dt.date) -> str:
-    """Cached: a file's rows share one capture time and date."""
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return value.isoformat()
-
-
-def _payload_rows(parsed: DataFrame, table: str) -> DataFrame:
-    schema = bronze.payload_schema(table)
-    return (
-        parsed.where(F.col("_table") == table)
-        .select(
-            F.from_json(
-                bronze.PAYLOAD, schema, {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSX"}
-            ).alias("r")
-        )
-        .select("r.*")
-    )
-
-
-def _written_files(parsed: DataFrame) -> dict[str, list[WrittenFile]]:
+def _reports(rows: list) -> tuple[list[dict[str, Any]], dict[str, list[WrittenFile]]]:
+    """The parse stage's reports: file summaries, and the files written per table."""
+    summaries: list[dict[str, Any]] = []
     written: dict[str, list[WrittenFile]] = {}
-    for row in parsed.where(F.col("_table") == "_written").select(bronze.PAYLOAD).collect():
-        report = json.loads(row[0])
-        written.setdefault(report["table"], []).append(WrittenFile(**report["file"]))
-    return written
+    for row in rows:
+        body = json.loads(row["body"])
+        if row["report"] == FILE_REPORT:
+            summaries.append(body)
+        else:
+            written.setdefault(body["table"], []).append(WrittenFile(**body["file"]))
+    return summaries, written
 
 
-def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
-    summaries = [r.asDict() for r in _payload_rows(parsed, "_file").collect()]
+def _check_reconciliation(summaries: list[dict[str, Any]]) -> None:
     broken = [s for s in summaries if not s["reconciles"]]
     for s in sorted(summaries, key=lambda s: s["source_file"]):
-        noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"] != "{}"
+        noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"]
         log.log(
             logging.INFO if noteworthy else logging.DEBUG,
             "%s [%s, %s]: %d lines = %d parsed + %d quarantined + %d structural; %d rows%s",
@@ -462,7 +439,7 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
             s["quarantined"],
             s["structural"],
             s["rows"],
-            "" if s["notes"] == "{}" else f"; {s['notes']}",
+            f"; {json.dumps(s['notes'])}" if s["notes"] else "",
         )
     statuses = Counter(s["status"] for s in summaries)
     log.info(
@@ -476,47 +453,24 @@ def _check_reconciliation(parsed: DataFrame) -> list[dict[str, Any]]:
             f"{len(broken)} file(s) do not reconcile (lines != parsed + "
             f"quarantined + structural): {names}"
         )
-    return summaries
 
 
-def _write_bronze(
-    parsed: DataFrame,
-    warehouse: Warehouse,
-    days: list[dt.date],
+def _commit_bronze(
     summaries: list[dict[str, Any]],
     writes: dict[str, TaskWrite],
-    task_files: dict[str, list[WrittenFile]],
+    written: dict[str, list[WrittenFile]],
 ) -> dict[str, int]:
-    tables = {
-        name: _payload_rows(parsed, name)
-        for name in bronze.TABLES
-        if name not in bronze.TYPED_TABLES
-    }
-    written: Counter[str] = Counter()
+    """One commit per table, in the tables' order; rows counted from the summaries."""
+    rows: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
     for summary in summaries:
-        written.update(json.loads(summary["table_rows"]))
-    counts = {name: written[name] for name in bronze.TABLES if name != "ingested_files"}
-    for name, schema in bronze.TABLES.items():
-        if name == "ingested_files":
-            continue
-        if name in writes:
-            writes[name].commit(task_files.get(name, []))
-            continue
-        frame = tables[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
-        column = bronze.partition_column(name)
-        warehouse.write(
-            frame,
-            name,
-            mode="overwrite",
-            partition_by=(column,),
-            replace_where={column: days},
-        )
-    reasons = (
-        tables["quarantine"].groupBy("reason").count().orderBy(F.desc("count")).limit(10).collect()
-    )
-    for row in reasons:
-        log.info("quarantined %d line(s): %s", row["count"], row["reason"])
-    return counts
+        rows.update(summary["table_rows"])
+        reasons.update(summary["quarantine_reasons"])
+    for name, write in writes.items():
+        write.commit(written.get(name, []))
+    for reason, count in reasons.most_common(10):
+        log.info("quarantined %d line(s): %s", count, reason)
+    return {name: rows[name] for name in writes}
 
 
 def _write_ingested_files(
