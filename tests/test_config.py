@@ -36,6 +36,40 @@ def test_object_store_paths_are_kept_as_given(tmp_path):
     assert config.warehouse == "s3a://bucket/wh"
 
 
+def test_table_uris_join_as_uris_not_as_local_paths(tmp_path):
+    config = load_config(
+        write(tmp_path, "warehouse: s3://bucket/wh/\nraw_root: file:///data/raw\n")
+    )
+    assert config.table_path("offsets") == "s3://bucket/wh/offsets"
+    assert config.raw_root == "/data/raw"
+
+
+def test_the_s3_example_conf_loads():
+    config = load_config(PROJECT / "conf" / "s3.example.yaml")
+    assert config.raw_root == "s3://my-bucket/kafka-captures"
+    assert config.storage.options == {"AWS_REGION": "eu-west-1"}
+    assert config.storage.reader == "auto"
+
+
+def test_credentials_in_storage_options_are_refused(tmp_path):
+    path = write(tmp_path, "storage:\n  options:\n    AWS_SECRET_ACCESS_KEY: x\n")
+    with pytest.raises(ConfigError, match=r"storage.options.AWS_SECRET_ACCESS_KEY: credentials"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("storage:\n  reader: jvm\n", r"storage.reader: expected one of auto, spark, arrow"),
+        ("warehouse: ftp://host/wh\n", r"warehouse: ftp://host/wh: unsupported scheme 'ftp'"),
+        ("warehouse: s3:///wh\n", r"warehouse: s3:///wh: no bucket"),
+    ],
+)
+def test_storage_mistakes_name_the_key(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))
+
+
 def test_empty_file_gives_defaults(tmp_path):
     config = load_config(write(tmp_path, ""), base_dir=tmp_path)
     assert config.master == Config().master

@@ -37,9 +37,15 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
         metavar="FILE",
         help=f"job configuration YAML (default: {DEFAULT_CONF})",
     )
-    parser.add_argument("--raw-root", metavar="DIR", help="raw captures directory (overrides conf)")
     parser.add_argument(
-        "--warehouse", metavar="DIR", help="Delta tables directory (overrides conf)"
+        "--raw-root",
+        metavar="URI",
+        help="raw captures: a directory or an s3://, gs://, abfss:// URI (overrides conf)",
+    )
+    parser.add_argument(
+        "--warehouse",
+        metavar="URI",
+        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (overrides conf)",
     )
     when = parser.add_mutually_exclusive_group()
     when.add_argument(

@@ -75,9 +75,6 @@ class Location:
     def child(self, *parts: str) -> Location:
         return Location(posixpath.join(self.uri, *parts), self.options)
 
-    def relative_to(self, other: Location) -> str:
-        return posixpath.relpath(self.uri, other.uri)
-
     def filesystem(self) -> tuple[pafs.FileSystem, str]:
         """The store's pyarrow filesystem and this location's path on it."""
         return _filesystem(self.scheme, _frozen(self.options)), self.fs_path
@@ -146,7 +143,8 @@ def _open_filesystem(scheme: str, options: dict[str, str]) -> pafs.FileSystem:
     if scheme in S3_SCHEMES:
         return pafs.S3FileSystem(**s3_arguments(options, os.environ))
     if scheme in GCS_SCHEMES:
-        return pafs.GcsFileSystem(**gcs_arguments(options))
+        # Credentials from GOOGLE_APPLICATION_CREDENTIALS or the metadata server.
+        return pafs.GcsFileSystem()
     return pafs.AzureFileSystem(**azure_arguments(options))
 
 
@@ -177,11 +175,6 @@ def s3_arguments(options: Mapping[str, str], env: Mapping[str, str]) -> dict[str
     return arguments
 
 
-def gcs_arguments(options: Mapping[str, str]) -> dict[str, object]:
-    """Credentials from GOOGLE_APPLICATION_CREDENTIALS or the metadata server."""
-    return {}
-
-
 def azure_arguments(options: Mapping[str, str]) -> dict[str, object]:
     account = options.get("AZURE_STORAGE_ACCOUNT_NAME") or os.environ.get(
         "AZURE_STORAGE_ACCOUNT_NAME"
@@ -197,12 +190,6 @@ def azure_arguments(options: Mapping[str, str]) -> dict[str, object]:
 
 def exists(fs: pafs.FileSystem, path: str) -> bool:
     return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
-def read_bytes(loc: Location) -> bytes:
-    fs, path = loc.filesystem()
-    with fs.open_input_stream(path) as stream:
-        return stream.read()
 
 
 def write_bytes(loc: Location, data: bytes) -> None:

@@ -41,8 +41,8 @@ jobs:
 
 flags understood by every pipeline job (see <job> --help):
   --conf FILE          job configuration YAML (default conf/local.yaml)
-  --raw-root DIR       raw captures directory (overrides conf)
-  --warehouse DIR      Delta tables directory (overrides conf)
+  --raw-root URI       raw captures: a directory or s3://, gs://, abfss:// URI (overrides conf)
+  --warehouse URI      Delta tables: a directory or s3://, gs://, abfss:// URI (overrides conf)
   --date YYYY-MM-DD    date to process (default: yesterday, UTC); --all for every date
 
 passed to pyspark's spark-submit:
