@@ -234,6 +234,35 @@ def nightly(
             _stop([process])
 
 
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    command: list[str]
+    cwd: Path
+    env: dict[str, str]
+
+
+def processes_under(directories: list[Path]) -> list[Process]:
+    """This user's live processes whose working directory is in one of `directories`
+    (Linux /proc): for a worker's work dir, its executors' JVMs and their Python
+    daemons and workers, whose environment is what an executor really got."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            if not any(cwd.is_relative_to(d.resolve()) for d in directories):
+                continue
+            command = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            environ = (entry / "environ").read_bytes().decode(errors="replace").split("\0")
+        except OSError:  # gone meanwhile, or not ours
+            continue
+        env = dict(item.split("=", 1) for item in environ if "=" in item)
+        found.append(Process(int(entry.name), [c for c in command if c], cwd, env))
+    return found
+
+
 def upload_sample(s3, bucket: str, prefix: str) -> None:
     """data/sample into s3://bucket/prefix (a new bucket) on the moto server `s3`."""
     import pyarrow.fs as pafs

@@ -15,6 +15,7 @@ from cluster_support import (
     assert_same_tables,
     kill_tree,
     nightly,
+    processes_under,
     standalone_cluster,
     upload_sample,
     write_conf,
@@ -50,14 +51,12 @@ def test_a_worker_killed_during_replay_changes_nothing(spark, tmp_path, clean_ni
     assert_same_tables(spark, tmp_path / "cluster", clean_nightly)
 
 
-def _environ(pid: int) -> dict[str, str]:
-    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
-
-
 def test_nightly_on_a_cluster_with_captures_and_tables_on_s3_equals_local_mode(
     spark, s3, tmp_path, clean_nightly
 ):
+    """Workers in empty directories with no AWS_* variable: the executors reach S3 only
+    with the storage options of the conf and the credentials the driver passes them.
+    (moto answers anonymous requests too, so the executors' environment is checked.)"""
     upload_sample(s3, BUCKET, "raw")
     conf = write_conf(
         tmp_path,
@@ -66,19 +65,36 @@ def test_nightly_on_a_cluster_with_captures_and_tables_on_s3_equals_local_mode(
         warehouse=f"s3://{BUCKET}/wh",
         options=s3.storage_options,
     )
+    credentials = {k: s3.env[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    executors = []
     with standalone_cluster(tmp_path, aws_env=False) as cluster:
+        workers = {w.pid: w for w in processes_under([tmp_path])}
         for worker in cluster.workers:  # the JVMs themselves (spark-class execs java)
-            aws = {k for k in _environ(worker.pid) if k.upper().startswith("AWS_")}
+            aws = {k for k in workers[worker.pid].env if k.upper().startswith("AWS_")}
             assert aws == set(AWS_NO_FALLBACK)  # no credentials, endpoint or region
-            cwd = Path(os.readlink(f"/proc/{worker.pid}/cwd"))
+            cwd = workers[worker.pid].cwd
             assert cwd.name.endswith("-cwd") and not any(cwd.iterdir())
         # Only the submitting process has the credentials (and the session's AWS env).
-        status, output = nightly(conf, DAY, master=cluster.master, env={**os.environ, **s3.env})
+        status, output = nightly(
+            conf,
+            DAY,
+            master=cluster.master,
+            env={**os.environ, **s3.env},
+            at_line="step 2/3 replay for",
+            then=lambda _: executors.extend(processes_under(cluster.work_dirs)),
+        )
     assert status == 0, output[-6000:]
     assert f"master {cluster.master}" in output
     assert f"report: s3://{BUCKET}/wh/reports/{DAY}.html" in output
-    # Both workers' executors did the work, from their own directories.
+    # Each worker ran an executor (a JVM and its Python workers, in the executor's
+    # directory), and each of those had the driver's credentials and no other AWS_*.
     for work_dir in cluster.work_dirs:
+        here = [p for p in executors if p.cwd.is_relative_to(work_dir.resolve())]
+        assert any(Path(p.command[0]).name == "java" for p in here), work_dir
+        assert any("python" in Path(p.command[0]).name for p in here), work_dir
+        for p in here:
+            aws = {k: v for k, v in p.env.items() if k.upper().startswith("AWS_")}
+            assert aws == {**AWS_NO_FALLBACK, **credentials}, (p.command[:2], sorted(aws))
         logs = [p.read_text(errors="replace") for p in work_dir.glob("app-*/*/stderr")]
         assert any("Finished task" in log for log in logs), work_dir
     for i in range(len(cluster.workers)):

@@ -4,22 +4,15 @@ exactly the tables of the plain local run (clean_nightly)."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import json
 import shutil
 from pathlib import Path
 
-import pyarrow.fs as pafs
 import pytest
-from chispa import assert_df_equality
-from cluster_support import PER_RUN, assert_same_tables
+from cluster_support import assert_same_tables, storage_options, upload_sample
 
 from fleet_rebalance.config import Config, StorageConfig
-from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
-from fleet_rebalance.storage import read_table
-from fleet_rebalance.storage.engine import STORAGE_OPTIONS_KEY
 
 pytestmark = pytest.mark.spark
 PROJECT = Path(__file__).resolve().parent.parent
@@ -29,24 +22,6 @@ DAY = dt.date(2026, 11, 20)
 # table path holding a percent escape (see the refusal test below), a lone % is fine.
 RAW_NAME = "raw a#b%41'q\"é"
 TABLES_NAME = "wh a#b%'q\"é"
-
-
-@contextlib.contextmanager
-def storage_options(spark, options: dict[str, str]):
-    """The session's storage.options, as build_session sets them from the conf."""
-    before = spark.conf.get(STORAGE_OPTIONS_KEY, "{}")
-    spark.conf.set(STORAGE_OPTIONS_KEY, json.dumps(options))
-    try:
-        yield
-    finally:
-        spark.conf.set(STORAGE_OPTIONS_KEY, before)
-
-
-def upload_sample(s3, bucket: str, prefix: str) -> None:
-    fs = pafs.S3FileSystem(
-        endpoint_override=s3.endpoint.split("://", 1)[1], scheme="http", region="us-east-1"
-    )
-    pafs.copy_files(str(SAMPLE), f"{bucket}/{prefix}", destination_filesystem=fs)
 
 
 def test_local_paths_with_spaces_hash_percent_and_quotes_run_the_whole_nightly(
@@ -62,9 +37,7 @@ def test_local_paths_with_spaces_hash_percent_and_quotes_run_the_whole_nightly(
     assert_same_tables(spark, tables, clean_nightly)
 
 
-def test_a_table_path_delta_rs_would_misread_is_refused_before_anything_is_written(
-    spark, tmp_path
-):
+def test_a_table_path_delta_rs_would_misread_is_refused_before_anything_is_written(spark, tmp_path):
     config = Config(raw_root=str(SAMPLE), warehouse=str(tmp_path / "wh%41"))
     with pytest.raises(StepFailed, match=r"wh%41/.*percent escape such as %41"):
         run_steps(spark, config, DAY)
@@ -73,7 +46,6 @@ def test_a_table_path_delta_rs_would_misread_is_refused_before_anything_is_writt
 
 
 def test_the_nightly_on_s3_gives_the_local_tables(spark, s3, clean_nightly):
-    s3.create_bucket("fleet")
     upload_sample(s3, "fleet", "raw")
     config = Config(
         raw_root="s3://fleet/raw",
@@ -83,12 +55,7 @@ def test_the_nightly_on_s3_gives_the_local_tables(spark, s3, clean_nightly):
     with storage_options(spark, s3.storage_options):
         run_steps(spark, config, DAY)
         lines = report(spark, config, DAY)
-        for name in [*bronze.TABLES, *silver.TABLES, *gold.TABLES]:
-            drop = PER_RUN.get(name, [])
-            got = read_table(spark, f"s3://fleet/wh/{name}").drop(*drop)
-            want = read_table(spark, str(clean_nightly / name)).drop(*drop)
-            assert got.count() == want.count(), name
-            assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
+    assert_same_tables(spark, "s3://fleet/wh", clean_nightly, s3.storage_options)
     assert lines[-1] == "report: s3://fleet/wh/reports/2026-11-20.html"
     keys = s3.list_keys("fleet", "wh/")
     assert "wh/reports/2026-11-20.html" in keys

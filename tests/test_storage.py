@@ -17,6 +17,7 @@ import pyarrow.fs as pafs
 import pyspark.sql.functions as F
 import pytest
 from chispa import assert_df_equality
+from cluster_support import storage_options
 from deltalake import DeltaTable
 from pyspark.sql.types import (
     ArrayType,
@@ -40,7 +41,7 @@ from fleet_rebalance.storage import (
     read_table,
     write_table,
 )
-from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY, STORAGE_OPTIONS_KEY
+from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
 
 pytestmark = pytest.mark.spark
 UTC = dt.UTC
@@ -130,12 +131,8 @@ def _store(request, spark, tmp_path, s3) -> Iterator[Store]:
     bucket = "storage-suite"
     with contextlib.suppress(Exception):  # made by an earlier test of the session
         s3.create_bucket(bucket)
-    before = spark.conf.get(STORAGE_OPTIONS_KEY, "{}")
-    spark.conf.set(STORAGE_OPTIONS_KEY, json.dumps(s3.storage_options))
-    try:
+    with storage_options(spark, s3.storage_options):
         yield Store(f"s3://{bucket}/{uuid.uuid4().hex}", dict(s3.storage_options))
-    finally:
-        spark.conf.set(STORAGE_OPTIONS_KEY, before)
 
 
 RS_LEGS = [(DELTA_RS, "local"), (DELTA_RS, "s3")]

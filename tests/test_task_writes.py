@@ -179,7 +179,11 @@ def test_under_delta_spark_tasks_stage_files_and_spark_commits_their_rows(
     table = tmp_path / "t"
     try:
         write = task_write(
-            spark, str(table), SCHEMA, mode="overwrite", partition_by=("day",),
+            spark,
+            str(table),
+            SCHEMA,
+            mode="overwrite",
+            partition_by=("day",),
             replace_where={"day": DAY},
         )
         files = write.files()

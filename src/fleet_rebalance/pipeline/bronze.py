@@ -121,5 +121,6 @@ TABLES: dict[str, StructType] = {
 PARTITION_COLUMN = {"coordinator_events": "log_date", "ingested_files": None}
 CAPTURE_TABLES = ("offsets", "members", "group_states", "topic_partitions", "coordinator_events")
 
+
 def partition_column(table: str) -> str | None:
     return PARTITION_COLUMN.get(table, "capture_date")

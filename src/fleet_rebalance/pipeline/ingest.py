@@ -119,9 +119,7 @@ def _unchanged(
         return False  # a file of that day is gone: its rows must go too
     if not all((r := ingested.get(f.relative)) is not None and r["size"] == f.size for f in chosen):
         return False
-    return all(
-        ingested[f.relative]["sha256"] == store.sha256(raw_root, f.relative) for f in chosen
-    )
+    return all(ingested[f.relative]["sha256"] == store.sha256(raw_root, f.relative) for f in chosen)
 
 
 def _sinks(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
@@ -202,9 +200,7 @@ def balanced_slices(
         [] for _ in range(max(1, min(count, len(units))))
     ]
     loads = [(0, i) for i in range(len(slices))]
-    sized = [
-        (sum(f.size for f in unit), [_unit_file(f) for f in unit], day) for unit, day in units
-    ]
+    sized = [(sum(f.size for f in unit), [_unit_file(f) for f in unit], day) for unit, day in units]
     for size, files, day in sorted(sized, key=lambda t: (-t[0], [f[0] for f in t[1]])):
         load, i = heapq.heappop(loads)
         slices[i].append((files, day))

@@ -56,10 +56,7 @@ def read_with_arrow(
         "tasks": task_count(sizes, spark.sparkContext.defaultParallelism),
     }
     return (
-        spark.read.format(SOURCE_NAME)
-        .schema(schema)
-        .option("request", json.dumps(request))
-        .load()
+        spark.read.format(SOURCE_NAME).schema(schema).option("request", json.dumps(request)).load()
     )
 
 

@@ -142,7 +142,11 @@ class _OpenFile:
     through the store's own filesystem, so executors need no shared disk."""
 
     def __init__(
-        self, root: Location, relative: str, values: dict[str, str | None], schema: pa.Schema,
+        self,
+        root: Location,
+        relative: str,
+        values: dict[str, str | None],
+        schema: pa.Schema,
         write_id: str,
     ) -> None:
         self.root, self.relative, self.values = root, relative, values

@@ -60,9 +60,7 @@ class Warehouse:
             commit_info=commit_info,
         )
 
-    def replace_date(
-        self, df: DataFrame, name: str, column: str, day: dt.date, rows: int
-    ) -> None:
+    def replace_date(self, df: DataFrame, name: str, column: str, day: dt.date, rows: int) -> None:
         """One commit replacing `day`'s partition with `rows` rows, in files of about
         ROWS_PER_FILE rows."""
         self.write(
@@ -98,4 +96,3 @@ class Warehouse:
         target = self.root.child(*relative.split("/"))
         write_bytes(target, data)
         return target.uri
-
