@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from fleet_rebalance.config import Config, StorageConfig
@@ -72,3 +74,17 @@ def test_delta_spark_options_carry_run_context():
         "replaceWhere": "(`capture_date` IN ('2026-11-20'))",
     }
     assert delta_spark_write_options(None, {}, True)["mergeSchema"] == "true"
+
+
+def test_storage_options_reach_the_jvms_s3a_filesystem_too():
+    """Spark's own readers (delta-spark, or Spark's Parquet reader under delta-rs) must
+    reach the endpoint the Python side uses; credentials stay out of the conf."""
+    options = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "us-east-1"}
+    conf = engine_spark_conf("delta-spark", schema_evolution=False, storage_options=options)
+    assert {k: v for k, v in conf.items() if k.startswith("spark.hadoop.")} == {
+        "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+    }
+    assert json.loads(conf["spark.fleet_rebalance.storage.options"]) == options

@@ -62,11 +62,29 @@ def engine_spark_conf(
         SCHEMA_EVOLUTION_KEY: str(schema_evolution).lower(),
         STORAGE_OPTIONS_KEY: json.dumps(dict(storage_options or {}), sort_keys=True),
         READER_KEY: reader,
+        **hadoop_s3a_conf(storage_options or {}),
     }
     if engine == DELTA_SPARK:
         conf["spark.sql.extensions"] = DELTA_EXTENSION_CLASS
         conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG_CLASS
         conf["spark.databricks.delta.schema.autoMerge.enabled"] = str(schema_evolution).lower()
+    return conf
+
+
+def hadoop_s3a_conf(options: Mapping[str, str]) -> dict[str, str]:
+    """storage.options as hadoop-aws's S3A settings, for a JVM that reads the tables
+    itself (delta-spark, or Spark's Parquet reader under delta-rs): both sides must
+    reach the same endpoint. Credentials stay with S3A's own provider chain."""
+    conf = {}
+    endpoint = options.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        conf["spark.hadoop.fs.s3a.endpoint"] = endpoint
+        # Custom endpoints (MinIO, Ceph, moto) rarely serve virtual-hosted buckets.
+        conf["spark.hadoop.fs.s3a.path.style.access"] = "true"
+        if endpoint.startswith("http://"):
+            conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = "false"
+    if options.get("AWS_REGION"):
+        conf["spark.hadoop.fs.s3a.endpoint.region"] = options["AWS_REGION"]
     return conf
 
 
