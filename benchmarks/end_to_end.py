@@ -17,13 +17,23 @@ time on the time above that baseline: the part of the run that the fleet's size 
 Python workers): unpinned, `local[1]` keeps more than one core busy, its Python workers
 running beside the JVM's task thread.
 
+`--storage s3` puts raw_root and the warehouse on S3 instead: moto's S3 server
+(tests/s3_support.py) on 127.0.0.1, the generated captures uploaded to a bucket, the
+conf with `s3://` paths and `storage.options` (engine delta-rs), the credentials only in
+the nightly's environment. `--storage local,s3` runs both and prints each stage's local
+time beside the S3 one, with the ratio s3/local. moto runs on the same machine: its CPU
+is in the run's CPU figure, its memory is not in the peak RSS.
+
     python benchmarks/end_to_end.py --groups 1000,5000 --masters local[1],local[2]
+    python benchmarks/end_to_end.py --groups 1000 --masters 'local[2]' \
+        --storage local,s3 --baseline-groups 0
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import datetime as dt
 import itertools
 import os
@@ -31,12 +41,15 @@ import re
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 from deltalake import DeltaTable
 
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
@@ -44,6 +57,64 @@ from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 PROJECT = Path(__file__).resolve().parent.parent
 DAY = "2026-11-20"
 STEP = re.compile(r"step \d/\d (\w+) done in ([\d.]+)s: (\{.*\})")
+STORAGES = ("local", "s3")
+BUCKET = "fleet-e2e"
+
+
+class S3Store:
+    """raw_root and warehouse on a moto S3 server: where to upload, what to put in the
+    conf and in the nightly's environment."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.fs = server.filesystem()
+        server.create_bucket(BUCKET)
+
+    def upload(self, raw: Path) -> str:
+        """The generated captures under s3://BUCKET/<raw's name>, once."""
+        key = f"{BUCKET}/{raw.name}"
+        if self.fs.get_file_info(key).type == pafs.FileType.NotFound:
+            started = time.monotonic()
+            pafs.copy_files(
+                str(raw),
+                key,
+                source_filesystem=pafs.LocalFileSystem(),
+                destination_filesystem=self.fs,
+                use_threads=True,
+            )
+            count = sum(1 for _ in raw.rglob("*") if _.is_file())
+            print(f"uploaded {count} files to s3://{key} in {time.monotonic() - started:.0f}s")
+        return f"s3://{key}"
+
+    def fresh_warehouse(self, name: str) -> str:
+        self.fs.delete_dir_contents(f"{BUCKET}/{name}", missing_dir_ok=True)
+        return f"s3://{BUCKET}/{name}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of the nightly: ours, without host AWS settings that could
+        override the fake credentials, plus the server's."""
+        from s3_support import HOST_AWS_VARS
+
+        env = {k: v for k, v in os.environ.items() if k not in HOST_AWS_VARS}
+        return {**env, **self.server.env}
+
+    @property
+    def read_options(self) -> dict[str, str]:
+        """deltalake storage options for reading the tables from this process."""
+        return {k: v for k, v in self.server.env.items() if k.startswith("AWS_")} | (
+            self.server.storage_options
+        )
+
+
+@contextlib.contextmanager
+def s3_store() -> Iterator[S3Store]:
+    sys.path.append(str(PROJECT / "tests"))
+    from s3_support import moto_s3
+
+    with moto_s3() as server:
+        print(f"moto S3 server at {server.endpoint}, bucket {BUCKET}")
+        yield S3Store(server)
 
 
 def peak_rss_mib(pid: int, stop: threading.Event, result: list[float]) -> None:
@@ -78,10 +149,28 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def run_nightly(raw: Path, warehouse: Path, master: str, pin: bool = False) -> dict:
-    conf = warehouse.parent / f"{warehouse.name}.yaml"
+def run_nightly(
+    raw: Path | str,
+    warehouse: Path | str,
+    master: str,
+    pin: bool = False,
+    *,
+    conf: Path | None = None,
+    storage_options: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+) -> dict:
+    """One nightly. Local paths by default; with `storage_options`, raw and warehouse
+    are URIs (s3://...), the options go to `storage:` with the delta-rs engine and `env`
+    (the credentials) to the nightly's environment. `conf` is where the YAML goes
+    (default: beside a local warehouse)."""
+    if conf is None:
+        conf = Path(warehouse).parent / f"{Path(warehouse).name}.yaml"
+    storage = ""
+    if storage_options is not None:
+        options = "".join(f"    {k}: '{v}'\n" for k, v in storage_options.items())
+        storage = f"storage:\n  engine: delta-rs\n  options:\n{options}"
     conf.write_text(
-        f"raw_root: {raw}\nwarehouse: {warehouse}\nspark:\n"
+        f"raw_root: {raw}\nwarehouse: {warehouse}\n{storage}spark:\n"
         # 64 shuffle partitions: 8 leave 5M-row sorts per task at 20k groups (the heap
         # runs out); adaptive execution coalesces the small ones at 1k.
         "  spark.sql.shuffle.partitions: 64\n  spark.driver.memory: 4g\n"
@@ -103,6 +192,7 @@ def run_nightly(raw: Path, warehouse: Path, master: str, pin: bool = False) -> d
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env=env,
         preexec_fn=(lambda: os.sched_setaffinity(0, _cpus(master))) if pin else None,
     )
     stop, peak = threading.Event(), []
@@ -119,11 +209,13 @@ def run_nightly(raw: Path, warehouse: Path, master: str, pin: bool = False) -> d
     sampler.join()
     if status != 0:
         raise RuntimeError(f"nightly on {master} failed:\n{''.join(lines[-40:])}")
+    engine = re.search(r"storage engine ([\w-]+)", "".join(lines))
     return {
         "wall": time.monotonic() - started,
         "steps": steps,
         "peak_mib": peak[0],
         "cpu": _busy_cpu() - cpu_before,
+        "engine": engine.group(1) if engine else "?",
     }
 
 
@@ -146,16 +238,19 @@ def _busy_cpu() -> float:
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def fleet_shape(warehouse: Path, groups: int) -> str:
-    members = DeltaTable(str(warehouse / "members")).to_pyarrow_table(
+def fleet_shape(warehouse: Path | str, groups: int, options: dict | None = None) -> str:
+    def table(name: str) -> DeltaTable:
+        return DeltaTable(f"{str(warehouse).rstrip('/')}/{name}", storage_options=options)
+
+    members = table("members").to_pyarrow_table(
         columns=["cluster", "group_id", "captured_at", "partition_count"]
     )
     per_capture = members.group_by(["cluster", "group_id", "captured_at"]).aggregate(
         [("partition_count", "count"), ("partition_count", "sum")]
     )
-    events = DeltaTable(str(warehouse / "rebalance_events")).to_pyarrow_table(columns=["trigger"])
+    events = table("rebalance_events").to_pyarrow_table(columns=["trigger"])
     changes = pc.sum(pc.not_equal(events["trigger"], "initial")).as_py() or 0
-    states = DeltaTable(str(warehouse / "group_states")).to_pyarrow_table(
+    states = table("group_states").to_pyarrow_table(
         columns=["cluster", "group_id", "assignment_strategy"]
     )
     mix = (
@@ -222,6 +317,38 @@ def print_scaling(sizes: list[int], runs: dict[int, dict], base: dict | None) ->
         print(f"    {big}/{small}: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
 
 
+def print_storage_comparison(
+    sizes: list[int], masters: list[str], runs: dict[tuple[str, str], dict[int, dict]]
+) -> None:
+    """Per stage, the local time beside the S3 one and s3/local; rows written that
+    differ between the two are flagged (they should be equal)."""
+    print("\nlocal vs s3 (moto on 127.0.0.1), seconds:")
+    for master in masters:
+        for size in sizes:
+            local, s3 = runs[(master, "local")][size], runs[(master, "s3")][size]
+            print(f"  {size} groups on {master}:")
+            print(f"    {'stage':8s} {'local':>8s} {'s3':>8s} {'s3/local':>9s}")
+            stages = [
+                (s, local["steps"][s][0], s3["steps"].get(s, (float("nan"),))[0])
+                for s in local["steps"]
+            ]
+            stages.append(("total", local["wall"], s3["wall"]))
+            for stage, a, b in stages:
+                print(f"    {stage:8s} {a:8.1f} {b:8.1f} {b / a:9.2f}")
+            print(
+                f"    {'peak RSS':8s} {local['peak_mib']:7.0f}M {s3['peak_mib']:7.0f}M "
+                f"{s3['peak_mib'] / local['peak_mib']:9.2f}  (moto's own not counted)"
+            )
+            print(
+                f"    {'CPU':8s} {local['cpu']:7.0f}s {s3['cpu']:7.0f}s "
+                f"{s3['cpu'] / local['cpu']:9.2f}  (machine-wide, moto's included)"
+            )
+            for step, (_, counts) in local["steps"].items():
+                other = s3["steps"].get(step, (None, None))[1]
+                if other != counts:
+                    print(f"    ROWS DIFFER in {step}: local {counts}, s3 {other}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", default="1000,5000,20000", help="fleet sizes (groups)")
@@ -235,40 +362,78 @@ def main() -> int:
     )
     parser.add_argument("--pin", action="store_true", help="run local[N] on N CPUs")
     parser.add_argument("--workdir", help="keep generated data here (default: a temp dir)")
+    parser.add_argument(
+        "--storage",
+        default="local",
+        help="where raw_root and the warehouse live: local, s3 (moto on 127.0.0.1) or "
+        "local,s3 (both, then each stage's s3/local ratio)",
+    )
     args = parser.parse_args()
     sizes = [int(x) for x in args.groups.split(",")]
     masters = args.masters.split(",")
+    storages = args.storage.split(",")
+    if unknown := sorted(set(storages) - set(STORAGES)):
+        parser.error(f"--storage: unknown {unknown[0]!r} (expected local, s3 or local,s3)")
     root = Path(args.workdir or tempfile.mkdtemp(prefix="fleet-e2e-"))
-    runs: dict[str, dict[int, dict]] = {master: {} for master in masters}
+    runs: dict[tuple[str, str], dict[int, dict]] = {
+        (master, storage): {} for master in masters for storage in storages
+    }
     baseline = [args.baseline_groups] if args.baseline_groups else []
+
+    def label(master: str, storage: str) -> str:
+        return master if storage == "local" else f"{master} on {storage}"
+
     try:
-        for size in baseline + sizes:
-            raw = root / f"raw-{size}"
-            if not raw.exists():
-                generate(raw, size, args.interval_minutes)
-            for master in masters:
-                tag = re.sub(r"\W", "", master)
-                warehouse = root / f"wh-{size}-{tag}"
-                shutil.rmtree(warehouse, ignore_errors=True)
-                result = runs[master][size] = run_nightly(raw, warehouse, master, args.pin)
-                print_run(size, master, result)
-                if master == masters[0] and size not in baseline:
-                    print("  " + fleet_shape(warehouse, size))
+        with contextlib.ExitStack() as stack:
+            s3 = stack.enter_context(s3_store()) if "s3" in storages else None
+            for size in baseline + sizes:
+                raw = root / f"raw-{size}"
+                if not raw.exists():
+                    generate(raw, size, args.interval_minutes)
+                for master, storage in itertools.product(masters, storages):
+                    tag = re.sub(r"\W", "", master)
+                    name = f"wh-{size}-{tag}"
+                    if storage == "s3":
+                        warehouse: Path | str = s3.fresh_warehouse(name)
+                        options = s3.read_options
+                        result = run_nightly(
+                            s3.upload(raw),
+                            warehouse,
+                            master,
+                            args.pin,
+                            conf=root / f"{name}-s3.yaml",
+                            storage_options=s3.server.storage_options,
+                            env=s3.env,
+                        )
+                    else:
+                        warehouse, options = root / name, None
+                        shutil.rmtree(warehouse, ignore_errors=True)
+                        result = run_nightly(raw, warehouse, master, args.pin)
+                    runs[(master, storage)][size] = result
+                    print_run(size, label(master, storage), result)
+                    print(f"  storage engine {result['engine']}")
+                    if (master, storage) == (masters[0], storages[0]) and size not in baseline:
+                        print("  " + fleet_shape(warehouse, size, options))
         print("\nscaling (time per group vs the previous size; 1.00 = linear):")
-        for master in masters:
-            print(f"  {master}{' pinned' if args.pin else ''}:")
-            print_scaling(sizes, runs[master], None)
+        for (master, storage), sized in runs.items():
+            print(f"  {label(master, storage)}{' pinned' if args.pin else ''}:")
+            print_scaling(sizes, sized, None)
             if baseline:
                 print(f"   above the {baseline[0]}-group run's time:")
-                print_scaling(sizes, runs[master], runs[master][baseline[0]])
+                print_scaling(sizes, sized, sized[baseline[0]])
         if "local[1]" in masters and "local[2]" in masters:
-            print("speed-up local[1] / local[2]:")
-            for size in baseline + sizes:
-                one, two = runs["local[1]"][size], runs["local[2]"][size]
-                per_step = ", ".join(
-                    f"{s} {one['steps'][s][0] / two['steps'][s][0]:.2f}" for s in one["steps"]
-                )
-                print(f"  {size}: total {one['wall'] / two['wall']:.2f}; {per_step}")
+            for storage in storages:
+                where = "" if storage == "local" else f" on {storage}"
+                print(f"speed-up local[1] / local[2]{where}:")
+                for size in baseline + sizes:
+                    one = runs[("local[1]", storage)][size]
+                    two = runs[("local[2]", storage)][size]
+                    per_step = ", ".join(
+                        f"{s} {one['steps'][s][0] / two['steps'][s][0]:.2f}" for s in one["steps"]
+                    )
+                    print(f"  {size}: total {one['wall'] / two['wall']:.2f}; {per_step}")
+        if set(storages) == set(STORAGES):
+            print_storage_comparison(baseline + sizes, masters, runs)
     finally:
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)

@@ -13,11 +13,11 @@ import pytest
 from chispa import assert_df_equality
 from deltalake import DeltaTable
 
+from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import bronze, ingest
 from fleet_rebalance.pipeline.ingest_files import RawFile
-from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.storage import read_table
 from fleet_rebalance.storage.engine import DELTA_SPARK
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
+from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 
 TIMES = [dt.datetime(2026, 11, 20, h, tzinfo=dt.UTC) for h in (2, 3)]
 KEY = ("cluster", "group_id", "captured_at")

@@ -4,8 +4,9 @@ A date is re-ingested whole when any of its files is new, changed (size or sha25
 gone, so a re-run gives identical tables and a late file adds exactly its rows; when
 nothing changed the date is skipped. Files are parsed on executors, each capture's files
 whole and in one task (a file's header lines give its rows their meaning; a capture's
-offsets complete its members rows). On the delta-rs engine those tasks also write the
-offsets and members files, the bulk of the day, which the driver then commits.
+offsets complete its members rows: capture/bronze_batches.py). Those tasks write every
+bronze table's files through the Warehouse's sinks and report them; the driver commits
+them, one transaction per table.
 """
 
 from __future__ import annotations
@@ -13,37 +14,29 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import hashlib
 import heapq
 import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import to_arrow_schema
 
-from fleet_rebalance.capture import parse_capture, store
-from fleet_rebalance.capture.paths import CapturePath
-from fleet_rebalance.capture.result import MEMBERS, OFFSETS, ParseResult
+from fleet_rebalance.capture import store
+from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches, parse_file
 from fleet_rebalance.capture.store import RawFile
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import Location, location
 from fleet_rebalance.pipeline import bronze
 from fleet_rebalance.pipeline.ingest_files import files_for
-from fleet_rebalance.pipeline.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.storage.engine import RUN_ID_KEY
 from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.ingest")
-ARROW_BATCH_ROWS = 20_000
-# The tables the parse stage hands over column by column, as parsed.
-_RECORD_SCHEMAS = {OFFSETS: to_arrow_schema(bronze.TABLES[OFFSETS]), MEMBERS: MEMBERS_SCHEMA}
 
 
 class ReconciliationError(RuntimeError):
@@ -153,7 +146,6 @@ def _parse(
         raw_root=location(config.raw_root, config.storage.options),
         path_pattern=config.capture.path_pattern,
         log_timezone=config.capture.log_timezone,
-        schemas={name: to_arrow_schema(bronze.TABLES[name]) for name in writes},
         writes=writes,
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
@@ -218,28 +210,19 @@ def _parse_partition(
     raw_root: Location,
     path_pattern: str,
     log_timezone: str,
-    schemas: dict[str, pa.Schema],
     writes: dict[str, TaskWrite],
 ) -> Iterator[pa.RecordBatch]:
     """Every table's rows go to this task's files of `writes`; what leaves the task is
     its reports: one summary per file and one per file written."""
     files = {name: write.files() for name, write in writes.items()}
-
-    def parse(file: dict[str, Any]) -> tuple[ParseResult, str]:
-        """The file's rows, and the sha256 of the very bytes they came from."""
-        relative = file["relative"]
-        data = store.read_capture(raw_root, relative)
-        path = CapturePath(file["cluster"], file["captured_at"], file["group"])
-        result = parse_capture(
-            relative, data, path_pattern=path_pattern, log_timezone=log_timezone, path=path
-        )
-        return result, hashlib.sha256(data).hexdigest()
-
+    parse = functools.partial(
+        parse_file, raw_root, path_pattern=path_pattern, log_timezone=log_timezone
+    )
     reports: list[tuple[str, str]] = []
     try:
         for batch in batches:
             for task in batch.to_pylist():
-                for table, out in _capture_batches(task["files"], parse, task["run_date"], schemas):
+                for table, out in capture_batches(task["files"], parse, task["run_date"]):
                     if table == FILE_REPORT:
                         reports.append((FILE_REPORT, _json(out)))
                     else:
@@ -260,141 +243,9 @@ def _parse_partition(
 
 
 # What the parse stage returns: its reports, small (the rows went into the tables' files).
-FILE_REPORT, WRITTEN_REPORT = "file", "written"
+WRITTEN_REPORT = "written"
 REPORT_SCHEMA = "report string, body string"
 REPORT_ARROW_SCHEMA = pa.schema([("report", pa.string()), ("body", pa.string())])
-
-
-def _capture_batches(
-    files: list[dict[str, Any]],
-    parse: Callable[[dict[str, Any]], tuple[ParseResult, str]],
-    run_date: dt.date,
-    schemas: dict[str, pa.Schema],
-) -> Iterator[tuple[str, Any]]:
-    """One capture's rows of the run date as (table, batch), and each file's summary as
-    (FILE_REPORT, dict). Offsets leave file by file; members wait for the whole capture,
-    whose offsets complete them."""
-    parsed: list[tuple[str, ParseResult, str, int, int]] = []
-    tables: list[pa.Table] = []
-    for file in files:
-        relative = file["relative"]
-        result, sha256 = parse(file)
-        table, other_dates = _on_date(_records_table(result, OFFSETS), run_date)
-        tables.append(table)
-        for batch in table.to_batches(ARROW_BATCH_ROWS):
-            yield OFFSETS, batch
-        parsed.append((relative, result, sha256, table.num_rows, other_dates))
-    capture = CaptureOffsets.of(tables)
-    for relative, result, sha256, offsets, other_dates in parsed:
-        members, other_members = _on_date(_records_table(result, MEMBERS), run_date)
-        if members.num_rows:
-            for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
-                yield MEMBERS, batch
-        counts = Counter({OFFSETS: offsets, MEMBERS: members.num_rows})
-        other = other_dates + other_members
-        unfit: list[dict[str, Any]] = []
-        for table, rows in result.rows.items():
-            if table in (OFFSETS, MEMBERS):
-                continue
-            kept = [r for r in rows if (r.get("log_date") or r.get("capture_date")) == run_date]
-            other += len(rows) - len(kept)  # another run (that date's) writes them
-            batch, rejected = _arrow_rows(kept, schemas[table])
-            unfit += [{**_quarantined(row, result.kind), "reason": why} for row, why in rejected]
-            if batch is not None:
-                counts[table] += batch.num_rows
-                yield table, batch
-        quarantine = [*result.quarantine, *unfit]
-        if quarantine:
-            rows = [{**q, "source_file": relative, "capture_date": run_date} for q in quarantine]
-            counts["quarantine"] = len(rows)
-            yield "quarantine", _arrow_rows(rows, schemas["quarantine"])[0]
-        yield FILE_REPORT, _summary(relative, result, sha256, run_date, other, counts, unfit)
-
-
-def _arrow_rows(
-    rows: list[dict[str, Any]], schema: pa.Schema
-) -> tuple[pa.RecordBatch | None, list[tuple[dict[str, Any], str]]]:
-    """The rows as one batch, and those whose values the table's types cannot hold
-    (an id past 2^31) with the reason: they are quarantined, never stored as null."""
-    if not rows:
-        return None, []
-    try:
-        return pa.RecordBatch.from_pylist(rows, schema=schema), []
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        pass
-    fit, unfit = [], []
-    for row in rows:
-        try:
-            pa.RecordBatch.from_pylist([row], schema=schema)
-            fit.append(row)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-            unfit.append((row, f"value out of range for the table's column types: {exc}"))
-    return (pa.RecordBatch.from_pylist(fit, schema=schema) if fit else None), unfit
-
-
-def _quarantined(row: dict[str, Any], kind: str) -> dict[str, Any]:
-    return {"line_number": row.get("line_number"), "line": row.get("line") or "", "kind": kind}
-
-
-def _records_table(result: ParseResult, table: str) -> pa.Table:
-    """A table's rows of one file, per-line rows and bulk batches alike, with the file's
-    common values."""
-    schema = _RECORD_SCHEMAS[table]
-    parts = []
-    if rows := result.rows.get(table):
-        parts.append(pa.Table.from_pylist(rows, schema=schema))
-    for batch in result.batches.get(table, []):
-        columns = {
-            f.name: batch.column(f.name).cast(f.type)
-            if f.name in batch.schema.names
-            else pa.repeat(pa.scalar(result.common.get(f.name), f.type), batch.num_rows)
-            for f in schema
-        }
-        parts.append(pa.table(columns, schema=schema))
-    return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
-    """The rows of the run date, and how many of another date were left out."""
-    if not table.num_rows:
-        return table, 0
-    kept = table.filter(pc.fill_null(pc.equal(table["capture_date"], run_date), False))
-    return kept, table.num_rows - kept.num_rows
-
-
-def _summary(
-    relative: str,
-    result: ParseResult,
-    sha256: str,
-    run_date: dt.date,
-    other_dates: int,
-    table_rows: Counter[str],
-    unfit: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """One file's line accounting; `other_dates` counts its rows of another date left
-    out, `table_rows` its rows of the run date per table, `unfit` the rows quarantined
-    for values their columns cannot hold (their lines move from parsed to quarantined)."""
-    unfit_lines = len({q["line_number"] for q in unfit})
-    quarantine = [*result.quarantine, *unfit]
-    return {
-        "source_file": relative,
-        "sha256": sha256,
-        "kind": result.kind,
-        "status": result.status,
-        "lines": result.lines,
-        "parsed_lines": result.row_lines - unfit_lines,
-        "structural": result.structural,
-        "quarantined": len(quarantine),
-        "quarantine_reasons": Counter(q["reason"] for q in quarantine),
-        "rows": result.row_count - other_dates - len(unfit),
-        "reconciles": result.reconciles(),
-        "table_rows": {t: n for t, n in table_rows.items() if n},
-        "capture_date": run_date,
-        "notes": {
-            **result.notes,
-            **({"rows of other dates": other_dates} if other_dates else {}),
-        },
-    }
 
 
 def _json(row: dict[str, Any]) -> str:

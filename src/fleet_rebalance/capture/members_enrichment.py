@@ -12,15 +12,14 @@ from collections.abc import Iterable
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture.members_bulk import list_array
-from fleet_rebalance.pipeline import bronze
+from fleet_rebalance.capture.schemas import TABLES
 
 KEY = ("cluster", "group_id", "captured_at")
 # Members rows as parsed: the bronze columns, and 3.8/3.9's topic-less assignment
 # groups until enrich() completes the assignment from them.
-MEMBERS_SCHEMA = to_arrow_schema(bronze.TABLES["members"]).append(
+MEMBERS_SCHEMA = TABLES["members"].append(
     pa.field("assignment_groups", pa.list_(pa.list_(pa.int32())))
 )
 
