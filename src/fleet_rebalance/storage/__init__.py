@@ -128,15 +128,29 @@ def delta_rs_request(
     """A delta-rs write (a deltars_source.WriteRequest), checked against the table as
     it is now."""
     from fleet_rebalance.storage.deltars_commit import validate_against_table
+
+    request = write_request(spark, path, mode, partition_by, replace_where, commit_info)
+    validate_against_table(request, schema_json)
+    return request
+
+
+def write_request(
+    spark: SparkSession,
+    path: str,
+    mode: str,
+    partition_by: Sequence[str],
+    replace_where: Mapping[str, Any] | None,
+    commit_info: Mapping[str, Any] | None,
+) -> Any:
+    """A write as a deltars_source.WriteRequest: the table's location and options, the
+    replaced partitions as strings, the commit info with the run's context."""
     from fleet_rebalance.storage.deltars_source import WriteRequest
 
     where, info, evolution = _write_context(spark, path, partition_by, replace_where, commit_info)
     table = table_location(spark, path)
-    request = WriteRequest(
+    return WriteRequest(
         table.uri, mode, tuple(partition_by), where, info, evolution, dict(table.options)
     )
-    validate_against_table(request, schema_json)
-    return request
 
 
 def read_table(spark: SparkSession, path: str, *, version: int | None = None) -> DataFrame:

@@ -144,15 +144,9 @@ def task_write(
     check_write(path, mode, replace_where, partition_by, schema.fieldNames())
     engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
     if engine == DELTA_SPARK:
-        from fleet_rebalance.storage import _write_context, table_location
+        from fleet_rebalance.storage import write_request
 
-        where, info, evolution = _write_context(
-            spark, path, partition_by, replace_where, commit_info
-        )
-        table = table_location(spark, path)
-        request = WriteRequest(
-            table.uri, mode, tuple(partition_by), where, info, evolution, dict(table.options)
-        )
+        request = write_request(spark, path, mode, partition_by, replace_where, commit_info)
         return TaskWrite(request, schema.json(), DELTA_SPARK)
     request = delta_rs_request(
         spark, path, mode, partition_by, replace_where, commit_info, schema.json()

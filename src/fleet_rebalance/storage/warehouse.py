@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from fleet_rebalance.filesystems import Location, exists, write_bytes
+from fleet_rebalance.filesystems import Location, exists
 from fleet_rebalance.storage import read_table, table_location, write_table
 from fleet_rebalance.storage.task_writes import TaskWrite, task_write
 
@@ -90,9 +90,3 @@ class Warehouse:
             partition_by=partition_by,
             replace_where=replace_where,
         )
-
-    def put_file(self, relative: str, data: bytes) -> str:
-        """A plain file beside the tables (the HTML report); returns its URI."""
-        target = self.root.child(*relative.split("/"))
-        write_bytes(target, data)
-        return target.uri
