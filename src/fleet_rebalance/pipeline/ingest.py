@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import heapq
 import json
 import logging
 import time
@@ -25,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
+from fleet_rebalance.bins import largest_first
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches, parse_file
 from fleet_rebalance.capture.store import RawFile
@@ -188,16 +188,11 @@ def balanced_slices(
 ) -> list[list[tuple[list[tuple], dt.date]]]:
     """Largest capture first into the lightest slice: no task waits on two big captures
     while another holds only logs."""
-    slices: list[list[tuple[list[tuple], dt.date]]] = [
-        [] for _ in range(max(1, min(count, len(units))))
-    ]
-    loads = [(0, i) for i in range(len(slices))]
     sized = [(sum(f.size for f in unit), [_unit_file(f) for f in unit], day) for unit, day in units]
-    for size, files, day in sorted(sized, key=lambda t: (-t[0], [f[0] for f in t[1]])):
-        load, i = heapq.heappop(loads)
-        slices[i].append((files, day))
-        heapq.heappush(loads, (load + size, i))
-    return [s for s in slices if s]
+    slices = largest_first(
+        sized, count, size=lambda t: t[0], tiebreak=lambda t: [f[0] for f in t[1]]
+    )
+    return [[(files, day) for _, files, day in chunk] for chunk in slices]
 
 
 def _unit_file(raw: RawFile) -> tuple:

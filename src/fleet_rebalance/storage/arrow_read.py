@@ -8,7 +8,6 @@ values, so the DataFrame is the same one Spark's Parquet reader would give.
 
 from __future__ import annotations
 
-import heapq
 import json
 import posixpath
 from collections.abc import Iterator, Sequence
@@ -21,6 +20,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.bins import largest_first
 from fleet_rebalance.filesystems import Location
 
 SOURCE_NAME = "fleet_rebalance_delta_files"
@@ -66,17 +66,6 @@ def task_count(sizes: Sequence[int], parallelism: int) -> int:
     return max(1, min(len(sizes), max(parallelism, by_size)))
 
 
-def balanced(files: list, count: int) -> list[list]:
-    """Largest file first into the lightest task."""
-    bins: list[list] = [[] for _ in range(max(1, count))]
-    loads = [(0, i) for i in range(len(bins))]
-    for entry in sorted(files, key=lambda f: (-f[2], f[0])):
-        load, i = heapq.heappop(loads)
-        bins[i].append(entry)
-        heapq.heappush(loads, (load + entry[2], i))
-    return [b for b in bins if b]
-
-
 class DeltaFilesDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
@@ -92,7 +81,12 @@ class DeltaFilesReader(DataSourceReader):
         self.schema_json = schema.json()
 
     def partitions(self) -> list[FilesPartition]:
-        chunks = balanced(self.request["files"], self.request["tasks"])
+        chunks = largest_first(
+            self.request["files"],
+            self.request["tasks"],
+            size=lambda f: f[2],
+            tiebreak=lambda f: f[0],
+        )
         return [
             FilesPartition(tuple((p, tuple(map(tuple, v))) for p, v, _ in chunk))
             for chunk in chunks
