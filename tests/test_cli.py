@@ -1,11 +1,23 @@
 import datetime as dt
+import runpy
+import sys
 from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli import parse_job_args, pipeline_parser
+from fleet_rebalance.cli import (
+    UsageError,
+    check_job_args,
+    error_text,
+    parse_job_args,
+    pipeline_parser,
+    run_job,
+)
+from fleet_rebalance.config import MESSAGE_CHARS, ConfigError
 
-CONF = str(Path(__file__).resolve().parent.parent / "conf" / "local.yaml")
+PROJECT = Path(__file__).resolve().parent.parent
+CONF = str(PROJECT / "conf" / "local.yaml")
+NIGHTLY = PROJECT / "jobs" / "nightly.py"
 
 
 def parse(*argv: str):
@@ -43,3 +55,154 @@ def test_bad_date_and_date_with_all_are_refused(capsys):
     assert "expected YYYY-MM-DD, found '20261120'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse("--date", "2026-11-20", "--all")
+
+
+def one_stderr_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    return err.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--raw-root", "", "a directory or URI, found ''"),
+        ("--warehouse", "", "a directory or URI, found ''"),
+        ("--conf", "", "a YAML configuration file, found ''"),
+        ("--raw-root", "  ", "a directory or URI, found '  '"),
+    ],
+)
+def test_empty_path_flags_are_usage_errors_not_the_default(capsys, flag, value, expected):
+    """Given: `--raw-root ""` (an unset variable in a scheduler template).
+    Then: no fallback to the conf's data/sample. Expected: exit 2, one line."""
+    with pytest.raises(SystemExit) as caught:
+        parse(flag, value, "--date", "2026-11-20")
+    assert caught.value.code == 2
+    assert one_stderr_line(capsys) == f"job: error: argument {flag}: expected {expected}"
+
+
+@pytest.mark.parametrize(
+    ("date", "expected"),
+    [
+        ("0001-01-01", "a date from 1970-01-02 to 9999-12-30, found 0001-01-01"),
+        ("1970-01-01", "a date from 1970-01-02 to 9999-12-30, found 1970-01-01"),
+        ("9999-12-31", "a date from 1970-01-02 to 9999-12-30, found 9999-12-31"),
+        ("2026-02-30", "YYYY-MM-DD, found '2026-02-30'"),
+        ("2026-1-05", "YYYY-MM-DD, found '2026-1-05'"),
+        ("２０２６-11-20", "YYYY-MM-DD, found '２０２６-11-20'"),
+        ("x" * 10_000, "YYYY-MM-DD, found 'xxxxxxxx"),
+    ],
+)
+def test_dates_without_a_previous_day_are_usage_errors(capsys, date, expected):
+    """Given: --date 0001-01-01, whose previous day the replay needs and cannot have.
+    Expected: refused at parsing, exit 2, one bounded line (it used to end the run with
+    'step replay failed for 0001-01-01: ' and no reason)."""
+    with pytest.raises(SystemExit) as caught:
+        parse("--date", date)
+    assert caught.value.code == 2
+    line = one_stderr_line(capsys)
+    assert line.startswith(f"job: error: argument --date: expected {expected}")
+    assert len(line) < 400
+
+
+def test_the_first_and_last_sane_dates_are_accepted():
+    assert parse("--date", "1970-01-02").run_date == dt.date(1970, 1, 2)
+    assert parse("--date", "9999-12-30").run_date == dt.date(9999, 12, 30)
+
+
+def test_conf_errors_are_one_line_usage_errors(tmp_path, capsys):
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("capture:\n  log_timezone: Mars/Olympus\n")
+    with pytest.raises(SystemExit) as caught:
+        parse_job_args(pipeline_parser("nightly", "test"), ["--conf", str(conf)])
+    assert caught.value.code == 2
+    assert one_stderr_line(capsys) == (
+        f"nightly: error: {conf}: capture.log_timezone: expected an IANA time zone such as "
+        "UTC or Europe/Paris, found 'Mars/Olympus'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--date", "0001-01-01"], "argument --date: expected a date from 1970-01-02"),
+        (["--raw-root", ""], "argument --raw-root: expected a directory or URI, found ''"),
+        (["--conf", "{bomb}"], "{bomb}: line 1: YAML anchors and aliases are not allowed"),
+    ],
+)
+def test_nightly_job_refuses_before_building_a_spark_session(
+    tmp_path, monkeypatch, capsys, argv, expected
+):
+    """Given: jobs/nightly.py run as spark-submit runs it, with a hostile flag.
+    Expected: exit 2 with one line on stderr, and build_session never called."""
+    import fleet_rebalance.session
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a: &a [x, x]\nb: &b [*a, *a]\napp_name: [*b, *b]\n")
+    argv = [arg.format(bomb=bomb) for arg in argv]
+    expected = expected.format(bomb=bomb)
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("a SparkSession was requested")
+
+    monkeypatch.setattr(fleet_rebalance.session, "build_session", no_spark)
+    monkeypatch.setattr(sys, "argv", [str(NIGHTLY), *argv])
+    with pytest.raises(SystemExit) as caught:
+        runpy.run_path(str(NIGHTLY), run_name="__main__")
+    assert caught.value.code == 2
+    assert one_stderr_line(capsys).startswith(f"nightly: error: {expected}")
+
+
+def test_latest_capture_date_out_of_range_is_refused(tmp_path):
+    """Given: default_date latest and a capture whose path says year 1.
+    Expected: a one-line refusal, not a replay that overflows computing the day before."""
+    capture = tmp_path / "raw" / "c" / "0001-01-01T0000Z" / "offsets.txt"
+    capture.parent.mkdir(parents=True)
+    capture.write_text("GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG\n")
+    conf = tmp_path / "latest.yaml"
+    conf.write_text(f"default_date: latest\nraw_root: {tmp_path / 'raw'}\n")
+    with pytest.raises(SystemExit) as caught:
+        parse_job_args(pipeline_parser("job", "test"), ["--conf", str(conf)])
+    assert caught.value.code == (
+        "default_date is latest but the latest capture is dated 0001-01-01: "
+        "expected a date from 1970-01-02 to 9999-12-30, found 0001-01-01"
+    )
+
+
+def test_error_text_is_never_empty():
+    assert error_text(OverflowError()) == "OverflowError"
+    assert error_text(RuntimeError("  ")) == "RuntimeError"
+    assert error_text(ValueError("two\nlines")) == "two\\nlines"
+    assert len(error_text(ValueError("x" * 100_000))) == MESSAGE_CHARS
+
+
+def test_run_job_failure_with_an_empty_message_names_the_exception(caplog):
+    def main() -> int:
+        raise OverflowError
+
+    with pytest.raises(SystemExit) as caught:
+        run_job(main)
+    assert caught.value.code == 1
+    assert "job failed: OverflowError" in caplog.text
+
+
+def test_run_job_reports_a_conf_error_in_one_line(capsys):
+    def main() -> int:
+        raise ConfigError("conf/x.yaml: master: expected a Spark master URL\nsecond line")
+
+    with pytest.raises(SystemExit) as caught:
+        run_job(main)
+    assert caught.value.code == 2
+    line = one_stderr_line(capsys)
+    assert line.endswith(": error: conf/x.yaml: master: expected a Spark master URL\\nsecond line")
+
+
+def test_launcher_check_reads_the_conf_only_when_asked(tmp_path):
+    missing = str(tmp_path / "prod.yaml")
+    check_job_args(["--conf", missing, "--date", "2026-11-20"], read_conf=False)
+    with pytest.raises(ConfigError, match=r"prod\.yaml: configuration file not found"):
+        check_job_args(["--conf", missing, "--date", "2026-11-20"])
+    with pytest.raises(UsageError, match="argument --date: expected a date from 1970-01-02"):
+        check_job_args(["--conf", missing, "--date", "1969-12-31"], read_conf=False)
+    # Flags other jobs add are theirs to check.
+    check_job_args(["SELECT 1", "--format", "csv", "--conf", CONF, "--assignors", "range"])

@@ -183,3 +183,104 @@ def test_client_mode_links_environment_for_the_drivers_python_workers(tmp_path):
     (cwd / "environment").mkdir()
     with pytest.raises(UsageError, match="exists and is not a link to"):
         link_driver_environment(venv, cwd)
+
+
+ALIAS_BOMB = "\n".join(
+    [
+        'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+        *(
+            f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]"
+            for prev, name in zip("abcdefg", "bcdefgh", strict=True)
+        ),
+        f"app_name: [{', '.join(['*h'] * 9)}]",
+        "",
+    ]
+)
+
+
+@pytest.fixture
+def no_jvm(monkeypatch):
+    """main() in-process with the project's jobs, failing loudly if it would start the
+    JVM (spark-submit) or any other process."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the launcher went on to run {args[0]!r}")
+
+    monkeypatch.setenv("FLEET_PROJECT_DIR", str(PROJECT))
+    monkeypatch.setattr(os, "execve", refuse)
+    monkeypatch.setattr(subprocess, "call", refuse)
+
+
+@pytest.mark.parametrize(
+    ("argv", "files", "expected"),
+    [
+        (
+            ["nightly", "--conf", "{bomb.yaml}"],
+            {"bomb.yaml": ALIAS_BOMB},
+            "{bomb.yaml}: line 1: YAML anchors and aliases are not allowed in a conf file "
+            "(found anchor &a)",
+        ),
+        (
+            ["ingest", "--conf", "{u16.yaml}"],
+            {"u16.yaml": "app_name: x\n".encode("utf-16")},
+            "{u16.yaml}: not UTF-8 text (byte 0xff at offset 0); expected a YAML "
+            "configuration file in UTF-8",
+        ),
+        (
+            ["nightly", "--conf", "{tz.yaml}"],
+            {"tz.yaml": "capture:\n  log_timezone: Mars/Olympus\n"},
+            "{tz.yaml}: capture.log_timezone: expected an IANA time zone such as UTC or "
+            "Europe/Paris, found 'Mars/Olympus'",
+        ),
+        (
+            ["replay", "--conf", "{re.yaml}", "--assignors", "range"],
+            {"re.yaml": "capture:\n  path_pattern: '(?P<cluster>'\n"},
+            "{re.yaml}: capture.path_pattern: expected a regular expression, found "
+            "'(?P<cluster>' (missing ), unterminated subpattern at position 0)",
+        ),
+        (
+            ["nightly", "--raw-root", ""],
+            {},
+            "argument --raw-root: expected a directory or URI, found '' "
+            "(see ./spark-submit.sh --help)",
+        ),
+        (
+            ["ingest", "--warehouse=", "--date", "2026-11-20"],
+            {},
+            "argument --warehouse: expected a directory or URI, found '' "
+            "(see ./spark-submit.sh --help)",
+        ),
+        (["metrics", "--conf", ""], {}, "--conf needs a value, found an empty one (see "),
+        (["nightly", "--master", ""], {}, "--master needs a value, found an empty one (see "),
+        (
+            ["nightly", "--date", "0001-01-01"],
+            {},
+            "argument --date: expected a date from 1970-01-02 to 9999-12-30, found 0001-01-01 "
+            "(see ./spark-submit.sh --help)",
+        ),
+        (
+            ["sql", "SELECT 1", "--conf", "{m.yaml}"],
+            {"m.yaml": "master: local[0]\n"},
+            "{m.yaml}: master: expected a Spark master URL",
+        ),
+        (["ingset"], {}, "unknown job 'ingset' (jobs: ingest, "),
+    ],
+)
+def test_hostile_input_is_refused_before_the_jvm_in_one_line(
+    tmp_path, no_jvm, capsys, argv, files, expected
+):
+    """Given: spark-submit.sh's arguments from issue 19's reproductions.
+    Then: the launcher refuses them in-process, before spark-submit starts a JVM.
+    Expected: exit 2 and exactly one line on stderr, naming the flag or file and key."""
+
+    def placed(text: str) -> str:
+        for name in files:
+            text = text.replace(f"{{{name}}}", str(tmp_path / name))
+        return text
+
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert main([placed(arg) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("spark-submit.sh: " + placed(expected))

@@ -15,6 +15,7 @@ from fleet_rebalance.pipeline.sql import print_result
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.html import render, write_report
 from fleet_rebalance.report.summary import summary_lines
+from fleet_rebalance.report.svg import safe_text
 
 DAY = dt.date(2026, 11, 20)
 
@@ -121,6 +122,67 @@ def test_report_of_a_quiet_day_still_renders():
     html = render(empty)
     assert "No coordinator log lines for this date." in html
     assert "recommendations: none (no rebalances)" in html
+
+
+BIDI_CONTROLS = [
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+    "\u200e",
+    "\u200f",
+    "\u061c",
+]
+# Shows as "grp-evilgrook": U+202E reverses what follows it.
+SPOOFED = "grp-evil\u202ekoorg"
+
+
+def spoofing_facts() -> DayFacts:
+    """Facts whose ids carry bidi controls and other invisible characters in every
+    place the report shows one: bars, bands, timeline lanes and tooltips, the table."""
+    base = facts()
+    top_paused = base.top_paused.assign(cluster="c\u2066", group_id=SPOOFED)
+    return facts(
+        per_assignor=base.per_assignor.assign(assignor=["range", "sticky\u200f"]),
+        top_paused=top_paused,
+        top_lag_skew=base.top_lag_skew.assign(group_id="g\u200b1"),
+        worst_lag=base.worst_lag.assign(group_id="g\x1b[31m", topic="t\u00a0x"),
+        timeline=base.timeline.assign(group_id=SPOOFED, cause=["left\u202a", None]),
+        recommendations=base.recommendations.assign(recommended_assignor="sticky\u061c"),
+    )
+
+
+@pytest.mark.parametrize("char", BIDI_CONTROLS)
+def test_safe_text_spells_out_every_bidi_control(char):
+    assert safe_text(f"a{char}b") == f"a\\u{ord(char):04x}b"
+
+
+def test_safe_text_escapes_html_controls_and_backslashes():
+    assert safe_text("c/<g&1>") == "c/&lt;g&amp;1&gt;"
+    assert safe_text("x\ty\n\x00") == "x\\u0009y\\u000a\\u0000"
+    assert safe_text("\"'") == "&quot;&#x27;"
+    # An id spelling out \u202e itself must not look like one holding U+202E.
+    assert safe_text("a\\u202eb") == "a\\\\u202eb"
+    assert safe_text("émoji 日本 ok") == "émoji 日本 ok"
+
+
+def test_report_shows_bidi_and_invisible_characters_in_ids_escaped():
+    """Given: a group id with U+202E (and others with U+2066, U+200B, ESC, NBSP, U+200F,
+    U+061C, U+202A) in every chart, tooltip, table and the summary.
+    Then: no such character reaches the page raw.
+    Expected: each shown as \\uXXXX where the id is rendered."""
+    html = render(spoofing_facts())
+    hidden = [*BIDI_CONTROLS, "\u200b", "\x1b", "\u00a0"]
+    assert [c for c in hidden if c in html] == []
+    spelled = "grp-evil\\u202ekoorg"
+    # Bars and the timeline's lane label (SVG text), the summary (<pre>).
+    assert f'text-anchor="end">c\\u2066/{spelled}</text>' in html
+    assert f'text-anchor="end">c/{spelled}</text>' in html
+    assert f"  c\\u2066/{spelled}: 12 -&gt; 4 under sticky" in html
+    assert 'text-anchor="end">sticky\\u200f</text>' in html
+    assert 'text-anchor="end">c/g\\u001b[31m t\\u00a0x</text>' in html
+    assert 'text-anchor="end">c/g\\u200b1</text>' in html
+    # The timeline's tooltip and the recommendations table.
+    assert "<title>generation 2 at 06:30:00: left\\u202a, 2500 ms</title>" in html
+    assert "<td>sticky\\u061c</td>" in html
 
 
 @pytest.fixture

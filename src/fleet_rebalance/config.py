@@ -2,28 +2,86 @@
 
 One loader for every job: it fails fast on a missing file, an unknown key or a value of
 the wrong type, naming the file and the dotted key, so a typo never becomes a silent
-default at 2 a.m.
+default at 2 a.m. Every value is checked here, before a SparkSession exists, so a bad
+one never surfaces inside an executor task. A conf file is hostile input like any other:
+its size, nesting and YAML features are bounded, and every message is one line of
+bounded length.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import reprlib
 import types
 import typing
+import zoneinfo
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from fleet_rebalance.filesystems import SECRET_KEYS, LocationError, location
+from fleet_rebalance.filesystems import (
+    AZURE_SCHEMES,
+    S3_SCHEMES,
+    SECRET_KEYS,
+    LocationError,
+    azure_arguments,
+    location,
+    s3_arguments,
+)
 
 ENGINES = ("auto", "delta-rs", "delta-spark")
 READERS = ("auto", "spark", "arrow")
+DEFAULT_DATES = ("yesterday", "latest")
+# Named groups parse_capture_path reads from capture.path_pattern; any other name would
+# be silently ignored.
+PATH_GROUPS = ("cluster", "timestamp", "group")
+# The counts go to numpy int64 arithmetic and Spark int columns.
+MAX_COUNT = 2**31 - 1
+# A conf file is a few hundred bytes; these bound what a hostile one can make us do.
+MAX_CONF_BYTES = 1 << 20
+MAX_NESTING = 32
+# A value quoted in an error, and a whole error message, in characters.
+VALUE_CHARS = 200
+MESSAGE_CHARS = 1000
+ELLIPSIS = "..."
+# What Spark's SparkContext and spark-submit accept as a master URL.
+MASTER_URL = re.compile(
+    r"local(\[([1-9][0-9]*|\*)(\s*,\s*[0-9]+)?\])?"
+    r"|local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]"
+    r"|yarn|spark://\S+|k8s://\S+"
+)
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = VALUE_CHARS
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 5, 5
+
+
+def shown(value: Any) -> str:
+    """value as an error message quotes it: its repr, bounded in size and depth (and so
+    never the expansion of a huge structure), control characters escaped."""
+    return _REPR.repr(value)
+
+
+def one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """text on one line of at most `limit` characters: newlines and other unprintable
+    characters (bidi overrides, NUL, ...) escaped, the tail cut with an ellipsis."""
+    head = text[: limit + 1]
+    flat = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in head)
+    if len(flat) > limit or len(text) > len(head):
+        return flat[: limit - len(ELLIPSIS)] + ELLIPSIS
+    return flat
 
 
 class ConfigError(ValueError):
-    """A configuration file that cannot be used as it is."""
+    """A configuration file that cannot be used as it is. The message is one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 @dataclass(frozen=True)
@@ -90,18 +148,16 @@ def load_config(
     the current directory), so executors and later steps see the same location.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: configuration file not found")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    if raw is None:
-        raw = {}
-    values = _build(Config, raw, path, prefix="")
+    raw = _read_yaml(path)
+    values = _build(Config, {} if raw is None else raw, path, prefix="")
     config = Config(**{**values, "source": str(path)})
-    overrides = {k: v for k, v in {"raw_root": raw_root, "warehouse": warehouse}.items() if v}
-    config = dataclasses.replace(config, **overrides)
+    overrides = {"raw_root": raw_root, "warehouse": warehouse}
+    for key, value in overrides.items():
+        problem = None if value is None else _location_text(value)
+        if problem:
+            raise ConfigError(f"{key} given on the command line: {problem}")
+    config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
+    _validate(config, path)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     resolved = {}
     for key in ("raw_root", "warehouse"):
@@ -111,20 +167,122 @@ def load_config(
             resolved[key] = location(str(base / value) if local else value).uri
         except LocationError as exc:
             raise ConfigError(f"{path}: {key}: {exc}") from exc
-    return dataclasses.replace(config, **resolved)
+    config = dataclasses.replace(config, **resolved)
+    _check_store_options(config, path)
+    return config
+
+
+class _Refused(yaml.MarkedYAMLError):
+    """YAML this loader will not read, at a line of the file."""
+
+    def __init__(self, problem: str, mark: yaml.Mark) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+
+
+class _ConfLoader(yaml.SafeLoader):
+    """yaml.SafeLoader without anchors and aliases (a few hundred bytes of nested
+    aliases expand to gigabytes), duplicate keys (the last would silently win) or deep
+    nesting (the composer recurses once per level)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(_NO_ALIASES.format(f"alias *{event.anchor}"), event.start_mark)
+        if getattr(event, "anchor", None) is not None:
+            raise _Refused(_NO_ALIASES.format(f"anchor &{event.anchor}"), event.start_mark)
+        if self.depth >= MAX_NESTING:
+            raise _Refused(f"nested deeper than {MAX_NESTING} levels", event.start_mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
+                key = self.construct_object(key_node)
+                if (type(key), key) in seen:
+                    raise _Refused(f"duplicate key {shown(key)}", key_node.start_mark)
+                seen.add((type(key), key))
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            # YAML's own scalars can fail in Python: an int of more than 4300 digits,
+            # a timestamp such as 2026-02-30.
+            kind = node.tag.rsplit(":", 1)[-1]
+            raise _Refused(f"not a valid {kind}: {exc}", node.start_mark) from exc
+
+
+_NO_ALIASES = "YAML anchors and aliases are not allowed in a conf file (found {})"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _read_yaml(path: Path) -> Any:
+    if not path.exists():
+        raise ConfigError(f"{path}: configuration file not found")
+    if not path.is_file():
+        raise ConfigError(f"{path}: not a regular file; expected a YAML configuration file")
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(MAX_CONF_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_CONF_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONF_BYTES} bytes; not a configuration file")
+    # UTF-16 and UTF-32 text is mostly valid UTF-8 with NULs in between.
+    bad = data.find(b"\0")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = exc.start if bad < 0 else min(bad, exc.start)
+    if bad >= 0:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{data[bad]:02x} at offset {bad}); "
+            "expected a YAML configuration file in UTF-8"
+        )
+    try:
+        return yaml.load(text, Loader=_ConfLoader)
+    except _Refused as exc:
+        raise ConfigError(f"{path}: line {exc.problem_mark.line + 1}: {exc.problem}") from None
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise ConfigError(
+            f"{path}: not valid YAML: line {line}: character {shown(chr(exc.character))} "
+            "is not allowed"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+
+
+def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    context = f" ({exc.context})" if exc.context else ""
+    return f"{where}{exc.problem or 'cannot parse'}{context}"
 
 
 def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
     where = prefix.rstrip(".") or "top level"
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: {where}: expected a mapping, found {type(raw).__name__}")
+    _check_keys(raw, path, where)
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls) if f.name != "source"}
     unknown = sorted(set(raw) - known)
     if unknown:
-        raise ConfigError(
-            f"{path}: unknown key {prefix}{unknown[0]!s} (known: {', '.join(sorted(known))})"
-        )
+        name = one_line(unknown[0], VALUE_CHARS)
+        raise ConfigError(f"{path}: unknown key {prefix}{name} (known: {', '.join(sorted(known))})")
     values: dict[str, Any] = {}
     for name, value in raw.items():
         key = f"{prefix}{name}"
@@ -133,42 +291,27 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
             values[name] = hint(**_build(hint, value, path, prefix=f"{key}."))
         else:
             values[name] = _check(value, hint, path, key)
-    if "default_date" in values and values["default_date"] not in ("yesterday", "latest"):
-        raise ConfigError(
-            f"{path}: {prefix}default_date: expected yesterday or latest, "
-            f"found {values['default_date']!r}"
-        )
-    for name in ("offsets_topic_partitions", "burrow_intervals", "report_top"):
-        if name in values and values[name] < 1:
-            raise ConfigError(
-                f"{path}: {prefix}{name}: expected a positive int, found {values[name]}"
-            )
-    secrets = sorted(k for k in values.get("options", {}) if k.upper() in SECRET_KEYS)
-    if prefix == "storage." and secrets:
-        raise ConfigError(
-            f"{path}: storage.options.{secrets[0]}: credentials do not belong in a conf "
-            "file; set them in the environment (or use a profile or instance role)"
-        )
-    if "reader" in values and values["reader"] not in READERS:
-        raise ConfigError(
-            f"{path}: {prefix}reader: expected one of {', '.join(READERS)}, "
-            f"found {values['reader']!r}"
-        )
-    if "engine" in values and values["engine"] not in ENGINES:
-        raise ConfigError(
-            f"{path}: {prefix}engine: expected one of {', '.join(ENGINES)}, "
-            f"found {values['engine']!r}"
-        )
     return values
+
+
+def _check_keys(raw: dict, path: Path, where: str) -> None:
+    for key in raw:
+        if not isinstance(key, str) or not key:
+            raise ConfigError(
+                f"{path}: {where}: expected string keys, found {type(key).__name__} {shown(key)}"
+            )
 
 
 def _check(value: Any, hint: Any, path: Path, key: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(f"{path}: {key}: expected a mapping, found {value!r}")
+            raise ConfigError(
+                f"{path}: {key}: expected a mapping, found {type(value).__name__} {shown(value)}"
+            )
+        _check_keys(value, path, key)
         # Spark properties are strings; YAML turns 8 into an int and true into a bool.
-        return {str(k): _spark_value(v, path, f"{key}.{k}") for k, v in value.items()}
+        return {k: _spark_value(v, path, f"{key}.{k}") for k, v in value.items()}
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in typing.get_args(hint):
             return None
@@ -176,7 +319,7 @@ def _check(value: Any, hint: Any, path: Path, key: str) -> Any:
     # bool is an int in Python; YAML's `yes` must not pass as a count or vice versa.
     if not isinstance(value, hint) or (hint is not bool and isinstance(value, bool)):
         raise ConfigError(
-            f"{path}: {key}: expected {hint.__name__}, found {type(value).__name__} {value!r}"
+            f"{path}: {key}: expected {hint.__name__}, found {type(value).__name__} {shown(value)}"
         )
     return value
 
@@ -186,4 +329,127 @@ def _spark_value(value: Any, path: Path, key: str) -> str:
         return "true" if value else "false"
     if isinstance(value, (str, int, float)):
         return str(value)
-    raise ConfigError(f"{path}: {key}: expected a string or number, found {value!r}")
+    raise ConfigError(
+        f"{path}: {key}: expected a string or number, found {type(value).__name__} {shown(value)}"
+    )
+
+
+# Each check returns what was expected (the message after the key), or None.
+Check = Callable[[Any], "str | None"]
+
+
+def _one_of(choices: tuple[str, ...]) -> Check:
+    def check(value: str) -> str | None:
+        if value in choices:
+            return None
+        return f"expected one of {', '.join(choices)}, found {shown(value)}"
+
+    return check
+
+
+def _plain_text(value: str) -> str | None:
+    if not value.strip():
+        return f"expected a non-empty string, found {shown(value)}"
+    if not value.isprintable():
+        return f"expected a string without control or format characters, found {shown(value)}"
+    return None
+
+
+def _location_text(value: str) -> str | None:
+    if not value.strip():
+        return f"expected a directory or URI, found {shown(value)}"
+    if not value.isprintable():
+        return (
+            "expected a directory or URI without control or format characters, "
+            f"found {shown(value)}"
+        )
+    return None
+
+
+def _master(value: str) -> str | None:
+    if MASTER_URL.fullmatch(value):
+        return None
+    return (
+        "expected a Spark master URL (local, local[N], local[*], yarn, spark://HOST:PORT, "
+        f"k8s://URL), found {shown(value)}"
+    )
+
+
+def _count(value: int) -> str | None:
+    if 1 <= value <= MAX_COUNT:
+        return None
+    return f"expected an int from 1 to {MAX_COUNT}, found {shown(value)}"
+
+
+def _path_pattern(value: str) -> str | None:
+    try:
+        compiled = re.compile(value)
+    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        return f"expected a regular expression, found {shown(value)} ({exc})"
+    extra = sorted(set(compiled.groupindex) - set(PATH_GROUPS))
+    if extra:
+        return (
+            f"expected named groups among {', '.join(PATH_GROUPS)}, found group "
+            f"{shown(extra[0])} in {shown(value)}"
+        )
+    return None
+
+
+def _time_zone(value: str) -> str | None:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return f"expected an IANA time zone such as UTC or Europe/Paris, found {shown(value)}"
+    return None
+
+
+def _options(options: dict[str, str]) -> str | None:
+    secrets = sorted(k for k in options if k.upper() in SECRET_KEYS)
+    if secrets:
+        return (
+            f"{secrets[0]}: credentials do not belong in a conf file; set them in the "
+            "environment (or use a profile or instance role)"
+        )
+    return None
+
+
+CHECKS: dict[str, Check] = {
+    "app_name": _plain_text,
+    "master": _master,
+    "raw_root": _location_text,
+    "warehouse": _location_text,
+    "default_date": _one_of(DEFAULT_DATES),
+    "storage.engine": _one_of(ENGINES),
+    "storage.reader": _one_of(READERS),
+    "capture.path_pattern": _path_pattern,
+    "capture.log_timezone": _time_zone,
+    "metrics.offsets_topic_partitions": _count,
+    "metrics.burrow_intervals": _count,
+    "metrics.report_top": _count,
+}
+
+
+def _validate(config: Config, path: Path) -> None:
+    for key, check in CHECKS.items():
+        value: Any = config
+        for part in key.split("."):
+            value = getattr(value, part)
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"{path}: {key}: {problem}")
+    problem = _options(config.storage.options)
+    if problem:
+        raise ConfigError(f"{path}: storage.options.{problem}")
+
+
+def _check_store_options(config: Config, path: Path) -> None:
+    """What opening the stores' filesystems would refuse later, refused now."""
+    schemes = {location(uri).scheme for uri in (config.raw_root, config.warehouse)}
+    options = config.storage.options
+    try:
+        if schemes & set(S3_SCHEMES):
+            s3_arguments(options, os.environ)
+        if schemes & set(AZURE_SCHEMES):
+            azure_arguments(options)
+    except LocationError as exc:
+        raise ConfigError(f"{path}: storage.options: {exc}") from exc

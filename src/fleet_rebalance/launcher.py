@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fleet_rebalance.cli import UsageError, check_job_args
 from fleet_rebalance.config import ConfigError, load_config
 
 JOBS = {
@@ -57,10 +58,6 @@ launcher flags:
                        (needs Maven access) so storage.engine auto|delta-spark uses it
   --help               this text
 """
-
-
-class UsageError(ValueError):
-    """Command line the launcher cannot route."""
 
 
 @dataclass
@@ -107,6 +104,9 @@ def split_args(argv: Sequence[str]) -> Launch:
                     raise UsageError(f"{name} needs a value")
                 value = argv[i + 1]
                 i += 1
+            if not value.strip():
+                # An unset variable in a scheduler's template; never fall back silently.
+                raise UsageError(f"{name} needs a value, found an empty one")
             if name == "--conf" and "=" not in value:
                 launch.job_args += ["--conf", value]
             elif name == "--master":
@@ -250,6 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if launch.help or launch.job in NO_SPARK_JOBS:
             return subprocess.call([sys.executable, str(script), *launch.job_args], cwd=Path.cwd())
+        # The job would refuse these only after the JVM started; a conf that exists only
+        # where a cluster-mode driver runs is left to the job.
+        conf = conf_file(launch.job_args, Path.cwd())
+        check_job_args(launch.job_args, read_conf=launch.deploy_mode != "cluster" or conf.is_file())
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)
@@ -258,9 +262,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = spark_submit_command(
             launch, project, venv, master, delta_coordinates() if launch.delta_packages else None
         )
-    except (UsageError, ConfigError) as exc:
+    except UsageError as exc:
+        print(f"spark-submit.sh: {exc} (see ./spark-submit.sh --help)", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
         print(f"spark-submit.sh: {exc}", file=sys.stderr)
-        print("run ./spark-submit.sh --help for usage", file=sys.stderr)
         return 2
     local_python = str(venv / "bin" / "python")
     env = {

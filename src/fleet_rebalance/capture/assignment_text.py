@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
+from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
+
 SCALA = re.compile(r"([^\s(),]+)\(([\d,]*)\)")  # audit(2), orders(0,1,10)   (<= 3.7)
 TOPICLESS = re.compile(r"\(([\d,]*)\)")  # (0,1,10), (2)              (3.8, 3.9)
 KIP_1099 = re.compile(r"^[^\s:;]+:[\d,]+(?:;[^\s:;]+:[\d,]+)*$")  # audit:2;orders:0,1,10 (4.x)
-
-
-INT32_MAX = 2**31 - 1
 
 
 class AssignmentTextError(ValueError):
@@ -42,7 +41,13 @@ def parse_assignment(text: str) -> tuple[list[tuple[str, int]] | None, list[list
 
 
 def _partition(number: str, text: str) -> int:
-    """Kafka never prints an empty or out-of-range partition: such text is unreadable."""
-    if not number.isascii() or not number or int(number) > INT32_MAX:
-        raise AssignmentTextError(f"invalid partition {number!r} in assignment {text!r}")
-    return int(number)
+    """Kafka never prints an empty, negative or out-of-range partition, nor one spelled
+    otherwise than Java does: such text is unreadable."""
+    try:
+        value = parse_int(number, "partition", INT32)
+    except NumberError:
+        value = -1
+    if value < 0:
+        shown = text if len(text) <= 80 else text[:80] + "..."
+        raise AssignmentTextError(f"invalid partition {number[:20]!r} in assignment {shown!r}")
+    return value

@@ -12,17 +12,21 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS, ParseResult
 
 LOG_LINE = re.compile(
     r"^\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (?P<level>[A-Z]+) "
-    r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$"
+    r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$",
+    re.ASCII,
 )
-OLD_PREFIX = re.compile(r"^\[GroupCoordinator (?P<broker>\d+)\]: ")
-NEW_PREFIX = re.compile(r"^\[GroupCoordinator id=(?P<broker>\d+)(?: topic=\S+ partition=\d+)?\] ")
+OLD_PREFIX = re.compile(r"^\[GroupCoordinator (?P<broker>\d+)\]: ", re.ASCII)
+NEW_PREFIX = re.compile(
+    r"^\[GroupCoordinator id=(?P<broker>\d+)(?: topic=\S+ partition=\d+)?\] ", re.ASCII
+)
 G = r"(?P<group>\S+?)"
 EVENTS: list[tuple[str, re.Pattern]] = [
-    (name, re.compile(pattern))
+    (name, re.compile(pattern, re.ASCII))
     for name, pattern in [
         (
             "prepare_rebalance",
@@ -43,7 +47,7 @@ EVENTS: list[tuple[str, re.Pattern]] = [
         (
             "assignment_received",
             rf"^Assignment received from leader(?: (?P<member>\S+))? for group "
-            rf"{G} for generation (?P<generation>\d+)",
+            rf"{G} for generation (?P<generation>\d+)(?!\w)",
         ),
         ("group_empty", rf"^Group {G} with generation (?P<generation>\d+) is now empty"),
         (
@@ -119,7 +123,7 @@ COORDINATOR_LOGGERS = (
     "kafka.coordinator.group.GroupCoordinator",
     "org.apache.kafka.coordinator.group.GroupMetadataManager",
 )
-BROKER_IN_PATH = re.compile(r"broker[-_]?(\d+)")
+BROKER_IN_PATH = re.compile(r"broker[-_]?(\d{1,10})(?!\d)", re.ASCII)
 
 
 def is_log_line(line: str) -> bool:
@@ -130,9 +134,9 @@ def parse_coordinator_log(
     text_lines: list[str], result: ParseResult, context: dict[str, Any]
 ) -> None:
     zone = ZoneInfo(context.get("log_timezone") or "UTC")
-    path_broker = BROKER_IN_PATH.search(context["common"]["source_file"])
+    path_broker = _path_broker(context["common"]["source_file"])
     for number, raw in enumerate(text_lines, start=1):
-        line = raw.rstrip("\r\n")
+        line = raw
         match = LOG_LINE.match(line)
         if match is None or match.group("logger") not in COORDINATOR_LOGGERS:
             result.structural += 1
@@ -147,23 +151,27 @@ def parse_coordinator_log(
             continue
         try:
             logged = dt.datetime.strptime(match.group("ts"), "%Y-%m-%d %H:%M:%S,%f")
-        except ValueError:
+            logged = logged.replace(tzinfo=zone).astimezone(dt.UTC)
+        except (ValueError, OverflowError):
             result.reject(number, line, f"invalid log timestamp {match.group('ts')!r}")
             continue
-        logged = logged.replace(tzinfo=zone).astimezone(dt.UTC)
         name, fields = event[0], event[1].groupdict()
-        broker = (
-            prefix.group("broker") if prefix else (path_broker.group(1) if path_broker else None)
-        )
+        try:
+            broker_id = parse_int(prefix.group("broker"), "broker id", INT32) if prefix else None
+            generation = fields.get("generation")
+            generation = parse_int(generation, "generation", INT32) if generation else None
+        except NumberError as exc:
+            result.reject(number, line, str(exc))
+            continue
         result.add(
             COORDINATOR_EVENTS,
             {
                 "cluster": context["common"]["cluster"],
-                "broker": int(broker) if broker is not None else None,
+                "broker": broker_id if prefix else path_broker,
                 "logged_at": logged,
                 "event": name,
                 "group_id": fields.get("group"),
-                "generation": int(fields["generation"]) if fields.get("generation") else None,
+                "generation": generation,
                 "member_id": fields.get("member") or fields.get("instance"),
                 "reason": fields.get("reason"),
                 "line": line,
@@ -173,3 +181,9 @@ def parse_coordinator_log(
             },
         )
         result.row_lines += 1
+
+
+def _path_broker(path: str) -> int | None:
+    """The broker id a log's path names (`broker-3/`, `broker_03`), when it fits an int."""
+    match = BROKER_IN_PATH.search(path)
+    return int(match.group(1)) if match and int(match.group(1)) < 2**31 else None

@@ -21,6 +21,7 @@ from fleet_rebalance.capture import lines as msg
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
 from fleet_rebalance.capture.bulk_view import BulkView
 from fleet_rebalance.capture.members_bulk import BulkMembers
+from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, parse_int
 from fleet_rebalance.capture.result import (
     FAILED_CAPTURE,
     GROUP_STATES,
@@ -28,6 +29,8 @@ from fleet_rebalance.capture.result import (
     OFFSETS,
     ParseResult,
 )
+from fleet_rebalance.capture.text import BLANKS
+from fleet_rebalance.capture.text import tokens as row_tokens
 
 OFFSETS_VIEW, MEMBERS_VIEW, STATE_VIEW = "offsets", "members", "state"
 # Columns the offsets view must have for the bulk path (GROUP may come from the path).
@@ -68,8 +71,9 @@ KNOWN_COLUMNS = {
     },
 }
 FREE_TEXT_LAST = {"CLIENT-ID", "OWNER", "ASSIGNMENT"}
-MISSING = {"-", "unknown", "none", ""}
-COORDINATOR_ID = re.compile(r"^\((-?\d+)\)$")
+MISSING = {"-", ""}
+OLD_MISSING = {*MISSING, "unknown", "none"}
+COORDINATOR_ID = re.compile(r"^\((-?\d+)\)$", re.ASCII)
 
 
 def header_view(line: str) -> tuple[str, list[str]] | None:
@@ -111,8 +115,12 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
     if not count:
         return
     lines = pa.array(text_lines, pa.string())
-    stripped = pc.utf8_trim_whitespace(lines)
+    stripped = pc.utf8_trim(lines, BLANKS)
     blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
+    # Bulk kernels split on any whitespace, row_tokens on spaces and tabs: lines with
+    # other characters than printable ASCII, spaces and tabs take the per-line path.
+    plain = pc.invert(pc.match_substring_regex(stripped, r"[^\x20-\x7e\t]"))
+    plain = plain.to_numpy(zero_copy_only=False)
     maybe = pc.match_substring_regex(stripped, HEADER_START).to_numpy(zero_copy_only=False)
     state = _DescribeState(result, context)
     bulk = {OFFSETS_VIEW: _FastOffsets(result, context), MEMBERS_VIEW: BulkMembers(result, context)}
@@ -135,7 +143,8 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
         layout = bulk[view].layout_for(columns, comma) if view in bulk else None
         if layout:
             by_layout.setdefault((view, layout), []).append(h)
-    eligible = content & np.isin(header_of, [h for owners in by_layout.values() for h in owners])
+    bulk_headers = [h for owners in by_layout.values() for h in owners]
+    eligible = content & plain & np.isin(header_of, bulk_headers)
     rejected: set[int] = set()
     for (view, layout), owners in by_layout.items():
         rows = np.flatnonzero(eligible & np.isin(header_of, owners))
@@ -157,7 +166,7 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
             state.in_error = False
             previous_segment = segment[index]
         raw = text_lines[index]
-        state.line(index + 1, raw.rstrip("\r\n"), raw.strip())
+        state.line(index + 1, raw, raw.strip(BLANKS))
     result.quarantine.sort(key=lambda q: q["line_number"] or 0)
 
 
@@ -251,7 +260,7 @@ class _FastOffsets(BulkView):
         for values in (current, end, lag):
             good = pc.and_(
                 good,
-                pc.or_(pc.equal(values, "-"), _digits(pc.utf8_ltrim(values, characters="-"), 18)),
+                pc.or_(pc.equal(values, "-"), _signed_digits(values, 18)),
             )
         dash = pa.scalar(None, pa.string())
         current_i, end_i, lag_i = (
@@ -296,11 +305,22 @@ class _FastOffsets(BulkView):
 
 
 def _digits(values: pa.Array, most: int) -> pa.Array:
-    """1 to `most` ASCII digits (fits an int32/int64 cast); cheaper than a regex."""
+    """1 to `most` ASCII digits without a leading zero (numbers.CANONICAL, and fits an
+    int32/int64 cast); cheaper than a regex. Longer numbers take the per-line path."""
     return pc.and_(
         pc.and_(pc.string_is_ascii(values), pc.utf8_is_digit(values)),
-        pc.less_equal(pc.utf8_length(values), most),
+        pc.and_(
+            pc.less_equal(pc.utf8_length(values), most),
+            pc.or_(pc.equal(values, "0"), pc.invert(pc.starts_with(values, "0"))),
+        ),
     )
+
+
+def _signed_digits(values: pa.Array, most: int) -> pa.Array:
+    """_digits with an optional minus sign (never `-0`)."""
+    negative = pc.starts_with(values, "-")
+    magnitude = pc.if_else(negative, pc.utf8_slice_codeunits(values, 1), values)
+    return pc.and_(_digits(magnitude, most), pc.invert(pc.and_(negative, pc.equal(magnitude, "0"))))
 
 
 def _int32(values: pa.Array, good: pa.Array) -> pa.Array:
@@ -319,11 +339,11 @@ def _note_unknown(view: str, columns: list[str], result: ParseResult) -> None:
 
 def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, str]:
     if comma:
-        tokens = [t.strip() for t in line.split(",")]
+        tokens = [t.strip(BLANKS) for t in line.split(",")]
     elif view == STATE_VIEW:
-        return _split_state(line.split(), columns)
+        return _split_state(row_tokens(line), columns)
     else:
-        tokens = line.split()
+        tokens = row_tokens(line)
     if len(tokens) == len(columns) - 1 and "CONSUMER-ID" in columns and "HOST" in columns:
         tokens = _unglue_host(tokens, columns)
     if len(tokens) < len(columns):
@@ -336,7 +356,12 @@ def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, s
                 f"{len(tokens)} values for {len(columns)} columns; a value with "
                 "spaces in a middle column?"
             )
-        tokens = [*tokens[: len(columns) - 1], " ".join(tokens[len(columns) - 1 :])]
+        # The last column's value verbatim, spaces and all.
+        tokens = (
+            row_tokens(line, len(columns) - 1)
+            if not comma
+            else [*tokens[: len(columns) - 1], ", ".join(tokens[len(columns) - 1 :])]
+        )
     return dict(zip(columns, tokens, strict=True))
 
 
@@ -382,11 +407,7 @@ def _split_state(tokens: list[str], columns: list[str]) -> dict[str, str]:
 
 def _value(values: dict[str, str], column: str) -> str | None:
     value = values.get(column)
-    return None if value is None or value in MISSING else value
-
-
-def _long(values: dict[str, str], column: str) -> int | None:
-    return _number(values.get(column), column)
+    return None if value is None or value in _missing(values) else value
 
 
 def _group(values: dict[str, str], context: dict[str, Any]) -> str:
@@ -399,28 +420,35 @@ def _group(values: dict[str, str], context: dict[str, Any]) -> str:
     return group
 
 
-def _number(text: str | None, column: str) -> int | None:
-    if text is None or text in MISSING:
+def _number(values: dict[str, str], column: str, bits: int = INT64) -> int | None:
+    text = values.get(column)
+    if text is None or text in _missing(values):
         return None
-    if not text.isascii():  # int() would accept other scripts' digits; Kafka prints ASCII
-        raise RowError(f"{column} is not a number: {text!r}")
     try:
-        return int(text)
-    except ValueError:
-        raise RowError(f"{column} is not a number: {text!r}") from None
+        return parse_int(text, column, bits)
+    except NumberError as exc:
+        raise RowError(str(exc)) from None
+
+
+def _missing(values: dict[str, str]) -> set[str]:
+    """Spellings of "no value": `-` since 0.10.2; 0.9-0.10.1 (the OWNER layouts) also
+    printed `unknown` for an offset and `none` for no owner. Elsewhere those words are
+    text (a client may be called `none`)."""
+    return OLD_MISSING if "OWNER" in values else MISSING
 
 
 def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any] | None:
     get = values.get
+    missing = _missing(values)
     topic = get("TOPIC")
-    if topic is None or topic in MISSING:
+    if topic is None or topic in missing:
         return None  # 0.10.2-1.0 print a '-' row for a member without partitions
-    partition = _number(get("PARTITION"), "PARTITION")
+    partition = _number(values, "PARTITION", INT32)
     if partition is None or partition < 0:
         raise RowError(f"invalid PARTITION {get('PARTITION')!r}")
-    current = _number(get("CURRENT-OFFSET"), "CURRENT-OFFSET")
-    end = _number(get("LOG-END-OFFSET"), "LOG-END-OFFSET")
-    lag = _number(get("LAG"), "LAG")
+    current = _number(values, "CURRENT-OFFSET")
+    end = _number(values, "LOG-END-OFFSET")
+    lag = _number(values, "LAG")
     if current is not None and end is not None:
         if lag is not None and lag != end - current:
             raise RowError(
@@ -436,7 +464,7 @@ def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
     consumer, host, client = get("CONSUMER-ID"), get("HOST"), get("CLIENT-ID")
     owner = get("OWNER")
     if owner is not None:  # <= 0.10.1: clientId + "_" + clientHost
-        owner = None if owner in MISSING else owner
+        owner = None if owner in missing else owner
         client, _, host = owner.rpartition("_") if owner and "_/" in owner else (owner, "", None)
         consumer = owner
     return {
@@ -446,14 +474,16 @@ def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
         "current_offset": current,
         "log_end_offset": end,
         "lag": lag,
-        "consumer_id": None if consumer in MISSING else consumer,
-        "host": None if host in MISSING else host,
-        "client_id": None if client in MISSING else client,
+        "consumer_id": None if consumer in missing else consumer,
+        "host": None if host in missing else host,
+        "client_id": None if client in missing else client,
     }
 
 
 def _members_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any]:
-    count = _long(values, "#PARTITIONS")
+    count = _number(values, "#PARTITIONS", INT32)
+    if count is not None and count < 0:
+        raise RowError(f"negative #PARTITIONS {count}")
     text = values.get("CURRENT-ASSIGNMENT", values.get("ASSIGNMENT"))
     pairs: list[tuple[str, int]] | None = None
     groups: list[list[int]] | None = None
@@ -488,11 +518,19 @@ def _state_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any
     return {
         "group_id": _group(values, context),
         "coordinator_host": host.strip() or None,
-        "coordinator_id": int(COORDINATOR_ID.match(ident).group(1)),
+        "coordinator_id": _coordinator_id(ident),
         "assignment_strategy": strategy,
         "state": _value(values, "STATE"),
-        "member_count": _long(values, "#MEMBERS"),
+        "member_count": _number(values, "#MEMBERS", INT32),
     }
+
+
+def _coordinator_id(ident: str) -> int:
+    """The `(3)` of `kafka-3:9092 (3)`: a broker id, an int."""
+    try:
+        return parse_int(COORDINATOR_ID.match(ident).group(1), "COORDINATOR (ID)", INT32)
+    except NumberError as exc:
+        raise RowError(str(exc)) from None
 
 
 _ROW_BUILDERS = {OFFSETS_VIEW: _offsets_row, MEMBERS_VIEW: _members_row, STATE_VIEW: _state_row}

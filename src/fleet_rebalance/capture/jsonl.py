@@ -14,7 +14,9 @@
 
 Each line feeds group_states (one row), members and offsets. The bronze members table
 has no rack or generation column (DESIGN.md), so those two fields are validated but
-not stored yet.
+not stored yet. Types are strict: a snapshot with a value of the wrong JSON type (a
+string for a list, 3.7 or true for a partition, a repeated key) is quarantined whole,
+never coerced, so a group is never stored with part of its members.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import datetime as dt
 import json
 from typing import Any
 
+from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, check_int
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS, ParseResult
+from fleet_rebalance.capture.text import BLANKS
 
 
 class SnapshotError(ValueError):
@@ -31,16 +35,18 @@ class SnapshotError(ValueError):
 
 
 def parse_jsonl(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
-    for number, raw in enumerate(text_lines, start=1):
-        line = raw.rstrip("\r\n")
-        if not line.strip():
+    for number, line in enumerate(text_lines, start=1):
+        if not line.strip(BLANKS):
             result.structural += 1
             continue
         try:
-            snapshot = json.loads(line)
+            snapshot = json.loads(line, object_pairs_hook=_object, parse_constant=_constant)
             rows = _rows(snapshot, context)
-        except (json.JSONDecodeError, SnapshotError, TypeError, ValueError, KeyError) as exc:
+        except (SnapshotError, NumberError) as exc:
             result.reject(number, line, f"invalid snapshot: {exc}")
+            continue
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, 5000 digits, [[[[...
+            result.reject(number, line, f"invalid snapshot: not JSON: {exc}")
             continue
         for table, row in rows:
             row["line_number"] = number
@@ -48,96 +54,165 @@ def parse_jsonl(text_lines: list[str], result: ParseResult, context: dict[str, A
         result.row_lines += 1
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        raise SnapshotError(f"repeated key(s) {repeated[:5]} in one object")
+    return dict(pairs)
+
+
+def _constant(name: str) -> Any:
+    raise SnapshotError(f"{name} is not JSON")
+
+
 def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if not isinstance(snapshot, dict):
         raise SnapshotError("expected a JSON object per line")
-    group = snapshot.get("group_id")
-    if not isinstance(group, str) or not group:
+    group = _text(snapshot, "group_id")
+    if not group:
         raise SnapshotError("group_id is required")
     common = dict(context["common"])
-    if snapshot.get("cluster"):
-        common["cluster"] = str(snapshot["cluster"])
-    if snapshot.get("captured_at"):
-        at = dt.datetime.fromisoformat(str(snapshot["captured_at"]).replace("Z", "+00:00"))
-        at = at.astimezone(dt.UTC) if at.tzinfo else at.replace(tzinfo=dt.UTC)
+    if cluster := _text(snapshot, "cluster"):
+        common["cluster"] = cluster
+    if stamp := _text(snapshot, "captured_at"):
+        try:
+            at = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            at = at.astimezone(dt.UTC) if at.tzinfo else at.replace(tzinfo=dt.UTC)
+        except (ValueError, OverflowError):
+            raise SnapshotError(f"captured_at is not an ISO-8601 time: {stamp[:60]!r}") from None
         common.update(captured_at=at, capture_date=at.date())
     if common.get("captured_at") is None:
         raise SnapshotError("no captured_at in the snapshot or the path")
-    coordinator = snapshot.get("coordinator") or {}
-    members = snapshot.get("members") or []
+    coordinator = _object_at(snapshot, "coordinator")
+    members = _objects(snapshot, "members")
     rows: list[tuple[str, dict[str, Any]]] = [
         (
             GROUP_STATES,
             {
                 **common,
                 "group_id": group,
-                "coordinator_host": coordinator.get("host"),
-                "coordinator_id": _int(coordinator.get("id")),
-                "assignment_strategy": snapshot.get("assignment_strategy") or None,
-                "state": snapshot.get("state"),
+                "coordinator_host": _text(coordinator, "host"),
+                "coordinator_id": _int(coordinator, "id", INT32, "coordinator.id"),
+                "assignment_strategy": _text(snapshot, "assignment_strategy") or None,
+                "state": _text(snapshot, "state"),
                 "member_count": len(members),
             },
         )
     ]
     for member in members:
-        assignment = [_tp(tp) for tp in member.get("assignment") or []]
-        _int(member.get("generation"))
+        assignment = [_tp(tp) for tp in _list(member, "assignment")]
+        _int(member, "generation", INT32, "generation")
+        _text(member, "rack")
         subscription = member.get("subscription")
+        if subscription is not None:
+            subscription = [_string(t, "subscription topic") for t in _list(member, "subscription")]
+        member_id = _text(member, "member_id")
+        if member_id is None:
+            raise SnapshotError("a member without member_id")
         rows.append(
             (
                 MEMBERS,
                 {
                     **common,
                     "group_id": group,
-                    "consumer_id": str(member["member_id"]),
-                    "group_instance_id": member.get("group_instance_id"),
-                    "host": member.get("host"),
-                    "client_id": member.get("client_id"),
+                    "consumer_id": member_id,
+                    "group_instance_id": _text(member, "group_instance_id"),
+                    "host": _text(member, "host"),
+                    "client_id": _text(member, "client_id"),
                     "partition_count": len(assignment),
                     "assignment": assignment,
-                    "subscription": list(subscription) if subscription is not None else None,
+                    "subscription": subscription,
                     "subscription_inferred": False if subscription is not None else None,
                     "assignment_groups": None,
                 },
             )
         )
-    for offset in snapshot.get("offsets") or []:
-        current, end = _int(offset.get("current_offset")), _int(offset.get("log_end_offset"))
+    for offset in _objects(snapshot, "offsets"):
+        current = _int(offset, "current_offset", INT64, "current_offset")
+        end = _int(offset, "log_end_offset", INT64, "log_end_offset")
         lag = end - current if current is not None and end is not None else None
+        topic, partition = _text(offset, "topic"), _int(offset, "partition", INT32, "partition")
+        if topic is None or partition is None or partition < 0:
+            raise SnapshotError(f"an offset needs a topic and a partition >= 0: {_shown(offset)}")
         if lag is not None and lag < 0:
-            raise SnapshotError(
-                f"negative lag {lag} for {offset.get('topic')}-{offset.get('partition')}"
-            )
+            raise SnapshotError(f"negative lag {lag} for {topic}-{partition}")
         rows.append(
             (
                 OFFSETS,
                 {
                     **common,
                     "group_id": group,
-                    "topic": str(offset["topic"]),
-                    "partition": int(offset["partition"]),
+                    "topic": topic,
+                    "partition": partition,
                     "current_offset": current,
                     "log_end_offset": end,
                     "lag": lag,
-                    "consumer_id": offset.get("consumer_id"),
-                    "host": offset.get("host"),
-                    "client_id": offset.get("client_id"),
+                    "consumer_id": _text(offset, "consumer_id"),
+                    "host": _text(offset, "host"),
+                    "client_id": _text(offset, "client_id"),
                 },
             )
         )
     return rows
 
 
-def _int(value: Any) -> int | None:
+def _text(obj: dict[str, Any], key: str) -> str | None:
+    return _string(obj.get(key), key)
+
+
+def _string(value: Any, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise SnapshotError(f"{what} is not a string: {_shown(value)}")
+    return value
+
+
+def _int(obj: dict[str, Any], key: str, bits: int, what: str) -> int | None:
+    value = obj.get(key)
+    return None if value is None else check_int(value, what, bits)
+
+
+def _list(obj: dict[str, Any], key: str) -> list[Any]:
+    value = obj.get(key)
     if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise SnapshotError(f"expected an integer, found {value!r}")
-    return int(value)
+        return []
+    if not isinstance(value, list):
+        raise SnapshotError(f"{key} is not a list: {_shown(value)}")
+    return value
+
+
+def _objects(obj: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    values = _list(obj, key)
+    if not all(isinstance(v, dict) for v in values):
+        raise SnapshotError(f"{key} holds something other than objects")
+    return values
+
+
+def _object_at(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SnapshotError(f"{key} is not an object: {_shown(value)}")
+    return value
 
 
 def _tp(value: Any) -> dict[str, Any]:
+    """An assignment entry: {"topic": t, "partition": p} or [t, p]."""
     if isinstance(value, dict):
-        return {"topic": str(value["topic"]), "partition": int(value["partition"])}
-    topic, partition = value
-    return {"topic": str(topic), "partition": int(partition)}
+        topic, partition = _text(value, "topic"), _int(value, "partition", INT32, "partition")
+    elif isinstance(value, list) and len(value) == 2:
+        topic = _string(value[0], "assignment topic")
+        partition = check_int(value[1], "assignment partition", INT32)
+    else:
+        raise SnapshotError(f"an assignment entry is [topic, partition]: {_shown(value)}")
+    if topic is None or partition is None or partition < 0:
+        raise SnapshotError(
+            f"an assignment entry needs a topic and a partition >= 0: {_shown(value)}"
+        )
+    return {"topic": topic, "partition": partition}
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:60] + "..."

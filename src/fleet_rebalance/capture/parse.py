@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from codecs import BOM_UTF8
 from typing import Any
 
 from fleet_rebalance.capture import lines as msg
@@ -10,11 +11,11 @@ from fleet_rebalance.capture.describe import header_view, parse_describe
 from fleet_rebalance.capture.jsonl import parse_jsonl
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN, CapturePath, parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, REJECTED, ParseResult
+from fleet_rebalance.capture.text import BINARY_SHARE, control_share, decode
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
 KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl")
-BINARY_SHARE = 0.1  # more NUL/control bytes than this: not a text capture
-CONTROL_BYTES = bytes([*range(9), *range(14, 32)])  # tab, newlines, FF and CR are text
+CONTROL_BYTES = bytes([*range(9), *range(14, 32)])  # store.is_log_head's, until it decodes
 
 
 def detect_kind(text_lines: list[str]) -> str | None:
@@ -43,22 +44,19 @@ def parse_capture(
 ) -> ParseResult:
     """Parse one file; never raises for bad content (it becomes quarantine rows).
     `path` is the file's path as discovery parsed it (else parsed here)."""
-    if not data.strip():
-        result = ParseResult(kind="unknown", status=FAILED_CAPTURE)
+    text = decode(data)
+    text_lines = text.lines
+    if not any(line.strip() for line in text_lines):
+        result = ParseResult(kind="unknown", lines=len(text_lines), status=FAILED_CAPTURE)
         result.reject(None, "", "empty capture file (failed capture: a gap, not 'no groups')")
         return result
-    head = data[:65536]
-    control = len(head) - len(head.translate(None, CONTROL_BYTES))
-    if control > BINARY_SHARE * min(len(data), 65536):
-        result = ParseResult(kind="unknown", status=REJECTED)
+    control, total = control_share(text_lines)
+    if control > BINARY_SHARE * total:
+        result = ParseResult(kind="unknown", lines=len(text_lines), status=REJECTED)
         result.reject(
-            None,
-            "",
-            f"not a text capture: {control} control bytes in the first {min(len(data), 65536)}",
+            None, "", f"not a text capture: {control} control characters in the first {total}"
         )
         return result
-    text = data.decode("utf-8", errors="replace")
-    text_lines = text.splitlines()
     kind = detect_kind(text_lines)
     path = path or parse_capture_path(relative, path_pattern)
     if kind is None:
@@ -74,7 +72,7 @@ def parse_capture(
             else "unrecognised content: no describe header, topic, log or JSON line",
         )
         return result
-    result = ParseResult(kind=kind, lines=len(text_lines))
+    result = ParseResult(kind=kind, lines=len(text_lines), text_lines=text_lines)
     if kind != "coordinator_log" and path.captured_at is None:
         result.status = REJECTED
         result.reject(
@@ -97,8 +95,10 @@ def parse_capture(
         "jsonl": parse_jsonl,
     }.get(kind, parse_describe)
     parser(text_lines, result, context)
-    if "\ufffd" in text:
-        for number, line in enumerate(text_lines, start=1):
-            if "\ufffd" in line:
-                result.notes[f"undecodable bytes on line {number}"] += 1
+    if text.undecodable:
+        result.quarantine_lines(
+            text.undecodable, f"undecodable bytes: not {text.encoding} text (shown as \\xNN)"
+        )
+    if text.encoding != "utf-8" or data.startswith(BOM_UTF8):
+        result.notes[f"decoded as {text.encoding} (byte-order mark)"] += 1
     return result

@@ -6,6 +6,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 # Bronze table each capture kind feeds (jsonl feeds three).
 OFFSETS, MEMBERS, GROUP_STATES, TOPIC_PARTITIONS, COORDINATOR_EVENTS = (
     "offsets",
@@ -16,6 +19,11 @@ OFFSETS, MEMBERS, GROUP_STATES, TOPIC_PARTITIONS, COORDINATOR_EVENTS = (
 )
 
 OK, FAILED_CAPTURE, REJECTED = "ok", "failed_capture", "rejected"
+# A members capture that lost lines: the replay treats the groups it lost lines of as
+# a gap in it (DESIGN.md, ingested_files).
+INCOMPLETE = "incomplete"
+# A file ingest cannot or must not read (a FIFO, a link out of raw_root, unreadable).
+SKIPPED = "skipped"
 
 
 @dataclass
@@ -35,14 +43,38 @@ class ParseResult:
     # (cluster, captured_at, capture_date, source_file) are in `common`, not repeated.
     batches: dict[str, list[Any]] = field(default_factory=dict)
     common: dict[str, Any] = field(default_factory=dict)
+    # The decoded lines, for quarantining a row after parsing (bronze_batches).
+    text_lines: list[str] = field(default_factory=list, repr=False)
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows.setdefault(table, []).append(row)
 
     def reject(self, line_number: int | None, line: str, reason: str) -> None:
         self.quarantine.append(
-            {"line_number": line_number, "line": line, "reason": reason, "kind": self.kind}
+            {"line_number": line_number, "line": line, "reason": _capped(reason), "kind": self.kind}
         )
+
+    def quarantine_lines(self, lines: dict[int, str], reason: str) -> None:
+        """Move the rows of `lines` (number -> text as it should be shown) to quarantine
+        after parsing; lines the parser quarantined itself keep their reason."""
+        moved: set[int] = set()
+        for table, rows in self.rows.items():
+            kept = [r for r in rows if r.get("line_number") not in lines]
+            moved |= {r["line_number"] for r in rows if r.get("line_number") in lines}
+            self.rows[table] = kept
+        wanted = pa.array(sorted(lines), pa.int32())
+        for batches in self.batches.values():
+            for i, batch in enumerate(batches):
+                hit = pc.is_in(batch["line_number"], wanted)
+                moved |= set(batch["line_number"].filter(hit).to_pylist())
+                batches[i] = batch.filter(pc.invert(hit))
+        for row in self.quarantine:
+            if row["line_number"] in lines:
+                row["line"] = lines[row["line_number"]]
+        for number in sorted(moved):
+            self.reject(number, lines[number], reason)
+        self.row_lines -= len(moved)
+        self.quarantine.sort(key=lambda q: q["line_number"] or 0)
 
     @property
     def row_count(self) -> int:
@@ -68,3 +100,10 @@ class ParseResult:
             f"{self.lines} lines = {self.row_lines} parsed + {len(self.quarantine)} "
             f"quarantined + {self.structural} structural"
         )
+
+
+REASON_CHARS = 500  # a reason may quote a value; a value may be a megabyte of garbage
+
+
+def _capped(reason: str) -> str:
+    return reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 3] + "..."

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from fleet_rebalance.capture import lines as msg
+from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 from fleet_rebalance.capture.result import FAILED_CAPTURE, TOPIC_PARTITIONS, ParseResult
+from fleet_rebalance.capture.text import BLANKS
 
 
 def is_topics_line(line: str) -> bool:
@@ -15,10 +17,10 @@ def is_topics_line(line: str) -> bool:
 def _fields(line: str) -> dict[str, str]:
     """'Key: value' (or 'Key:value' before 2.4) pairs separated by tabs."""
     fields = {}
-    for part in line.strip("\r\n").split("\t"):
+    for part in line.split("\t"):
         key, sep, value = part.partition(":")
         if sep:
-            fields[key.strip()] = value.strip()
+            fields[key.strip(BLANKS)] = value.strip(BLANKS)
     return fields
 
 
@@ -27,17 +29,14 @@ def _brokers(text: str | None, column: str) -> list[int]:
         raise ValueError(f"missing {column}")
     if text in ("", "N/A"):
         return []
-    try:
-        return [int(b) for b in text.split(",")]
-    except ValueError:
-        raise ValueError(f"{column} is not a broker list: {text!r}") from None
+    return [parse_int(b, f"{column} broker id", INT32) for b in text.split(",")]
 
 
 def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
     topic_ids: dict[str, str | None] = {}
     for number, raw in enumerate(text_lines, start=1):
-        line = raw.rstrip("\r\n")
-        if not line.strip():
+        line = raw
+        if not line.strip(BLANKS):
             result.structural += 1
             continue
         if not is_topics_line(line):
@@ -61,12 +60,19 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
             continue
         try:
             topic = fields["Topic"]
-            partition = int(fields["Partition"])
+            partition = parse_int(fields["Partition"], "Partition", INT32)
+            if partition < 0:
+                raise NumberError(f"negative Partition {partition}")
             leader_text = fields["Leader"]
-            leader = None if leader_text in ("none", "-1") else int(leader_text)
+            leader = (
+                None if leader_text in ("none", "-1") else parse_int(leader_text, "Leader", INT32)
+            )
             replicas = _brokers(fields.get("Replicas"), "Replicas")
             isr = _brokers(fields.get("Isr"), "Isr")
-        except (KeyError, ValueError) as exc:
+        except KeyError as exc:
+            result.reject(number, line, f"malformed partition line: no {exc} field")
+            continue
+        except ValueError as exc:
             result.reject(number, line, f"malformed partition line: {exc}")
             continue
         result.add(
@@ -79,6 +85,7 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
                 "replicas": replicas,
                 "isr": isr,
                 **context["common"],
+                "line_number": number,  # not a column: lets a row be traced to its line
             },
         )
         result.row_lines += 1

@@ -10,6 +10,7 @@ import time
 
 from pyspark.sql import SparkSession
 
+from fleet_rebalance.cli import error_text
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import NIGHTLY_STEPS, load_step
 from fleet_rebalance.storage.warehouse import Warehouse
@@ -32,7 +33,7 @@ def run_steps(spark: SparkSession, config: Config, run_date: dt.date) -> dict[st
         try:
             counts = module.run(spark, config, run_date)
         except Exception as exc:
-            raise StepFailed(f"step {name} failed for {run_date}: {exc}") from exc
+            raise StepFailed(f"step {name} failed for {run_date}: {error_text(exc)}") from exc
         log.info(
             "step %d/%d %s done in %.1fs: %s",
             number,

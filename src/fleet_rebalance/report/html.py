@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
+import numbers
 
 import pandas as pd
 
@@ -10,6 +10,7 @@ from fleet_rebalance.filesystems import Location, write_bytes
 from fleet_rebalance.report import svg
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.summary import summary_lines
+from fleet_rebalance.report.svg import safe_text
 
 STYLE = (
     "body{font-family:sans-serif;max-width:820px;margin:24px auto;color:#222}"
@@ -106,16 +107,23 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
     ]
 
 
+def _table(frame: pd.DataFrame) -> str:
+    """frame as an HTML table, every text cell and heading through safe_text."""
+    shown = frame.map(lambda v: v if isinstance(v, numbers.Number) else safe_text(v))
+    shown.columns = [safe_text(c) for c in frame.columns]
+    return shown.to_html(index=False, border=0, escape=False)
+
+
 def render(f: DayFacts) -> str:
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>fleet_rebalance "
         f"{f.run_date}</title><style>{STYLE}</style></head><body>",
         f"<h1>Consumer-group rebalance report, {f.run_date}</h1>",
-        f"<pre>{escape(chr(10).join(summary_lines(f)))}</pre>",
+        f"<pre>{chr(10).join(safe_text(line) for line in summary_lines(f))}</pre>",
     ]
     for title, content, note in _sections(f):
-        parts.append(f"<h2>{escape(title)}</h2>{content}<p class='note'>{escape(note)}</p>")
-    recs = f.recommendations.to_html(index=False, border=0) if len(f.recommendations) else ""
+        parts.append(f"<h2>{safe_text(title)}</h2>{content}<p class='note'>{safe_text(note)}</p>")
+    recs = _table(f.recommendations) if len(f.recommendations) else ""
     parts.append(f"<h2>Recommendations</h2>{recs}</body></html>")
     return "".join(parts)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fleet_rebalance.report.facts import DayFacts
+from fleet_rebalance.report.svg import visible
 
 
 def summary_lines(facts: DayFacts) -> list[str]:
@@ -14,13 +15,13 @@ def summary_lines(facts: DayFacts) -> list[str]:
     ]
     for r in facts.top_paused.itertuples():
         lines.append(
-            f"  {r.cluster}/{r.group_id}: {r.observed_paused} -> "
+            f"  {visible(r.cluster)}/{visible(r.group_id)}: {r.observed_paused} -> "
             f"{_n(r.recommended_paused_partitions)} under {r.recommended_assignor}"
         )
     lines.append("top groups by mean lag skew (observed -> recommended):")
     for r in facts.top_lag_skew.itertuples():
         lines.append(
-            f"  {r.cluster}/{r.group_id}: {r.observed_lag_skew:.2f} -> "
+            f"  {visible(r.cluster)}/{visible(r.group_id)}: {r.observed_lag_skew:.2f} -> "
             f"{_f(r.recommended_mean_lag_skew)} under {r.recommended_assignor}"
         )
     recommended = ", ".join(

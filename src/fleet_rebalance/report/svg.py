@@ -8,18 +8,58 @@ from html import escape
 
 WIDTH, LABEL, ROW = 760, 230, 22
 COLOURS = ("#3b6ea8", "#e07b39", "#5a9e5a", "#b54a4a", "#8063a8")
+# Invisible characters str.isprintable() lets through (they are marks or letters):
+# variation selectors, the combining grapheme joiner, Hangul and Khmer fillers.
+INVISIBLE = frozenset(
+    {
+        0x034F,
+        0x115F,
+        0x1160,
+        0x17B4,
+        0x17B5,
+        0x3164,
+        0xFFA0,
+        *range(0x180B, 0x1810),
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    }
+)
+
+
+def safe_text(value: object) -> str:
+    """value as the report shows it, in element text and in attributes alike: every
+    control, format (bidi overrides and isolates such as U+202E, zero-width characters),
+    separator other than the space, private-use, unassigned or otherwise invisible
+    character spelled out as \\uXXXX, so a group id cannot pose as another; a backslash
+    doubled, so an id that spells out \\u202e itself stays distinct; then HTML-escaped,
+    quotes included."""
+    return escape(visible(value), quote=True)
+
+
+def visible(value: object) -> str:
+    """safe_text without the HTML escaping: for the terminal summary."""
+    return "".join(_visible(c) for c in str(value))
+
+
+def _visible(c: str) -> str:
+    if c == "\\":
+        return "\\\\"
+    code = ord(c)
+    if c.isprintable() and code not in INVISIBLE:
+        return c
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _svg(height: int, body: list[str], title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'role="img" aria-label="{escape(title)}" font-family="sans-serif" font-size="12">'
-        f'<text x="0" y="14" font-weight="bold">{escape(title)}</text>{"".join(body)}</svg>'
+        f'role="img" aria-label="{safe_text(title)}" font-family="sans-serif" font-size="12">'
+        f'<text x="0" y="14" font-weight="bold">{safe_text(title)}</text>{"".join(body)}</svg>'
     )
 
 
 def _label(y: float, text: str) -> str:
-    return f'<text x="{LABEL - 6}" y="{y + 14}" text-anchor="end">{escape(text)}</text>'
+    return f'<text x="{LABEL - 6}" y="{y + 14}" text-anchor="end">{safe_text(text)}</text>'
 
 
 def _scale(values: Sequence[float | None], log: bool, span: int = WIDTH - LABEL - 70):
@@ -48,7 +88,7 @@ def bars(
         body.append(
             f'<rect x="{LABEL + 150 * i}" y="{y - 10}" width="10" height="10" '
             f'fill="{COLOURS[i % len(COLOURS)]}"/><text x="{LABEL + 150 * i + 14}" '
-            f'y="{y}">{escape(name)}</text>'
+            f'y="{y}">{safe_text(name)}</text>'
         )
     y += 8
     for row, label in enumerate(labels):
@@ -112,7 +152,7 @@ def timeline(title: str, lanes: dict[str, list[tuple[float, str, str]]]) -> str:
             colour = COLOURS[0] if protocol == "classic" else COLOURS[1]
             body.append(
                 f'<rect x="{LABEL + span * hour / 24 - 2:.1f}" y="{y + 3}" width="4" '
-                f'height="14" fill="{colour}"><title>{escape(tip)}</title></rect>'
+                f'height="14" fill="{colour}"><title>{safe_text(tip)}</title></rect>'
             )
         y += ROW
     legend = (

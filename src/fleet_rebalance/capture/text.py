@@ -1,0 +1,88 @@
+"""A capture's bytes as lines, the one way every parser and the log sniffing see them.
+
+Lines end at `\\n` only (a `\\r` before it is dropped): str.splitlines would also break at
+`\\v`, `\\f`, `\\x1c`-`\\x1e`, `\\x85`, U+2028 and U+2029, turning one exporter's line into
+fragments and counting lines the file does not have. Tokens of the tabular views are
+separated by spaces and tabs only, Kafka's padding; any other character is part of a
+value. Text is UTF-8, or UTF-16/UTF-32 when a byte-order mark says so (Windows
+terminals and PowerShell redirections write those). Bytes that do not decode are kept
+as surrogate escapes, so the lines holding them can be quarantined with their bytes
+shown instead of being stored with U+FFFD in place of what was there.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+# Longest first: UTF-32-LE's mark starts with UTF-16-LE's.
+BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+UNDECODABLE = re.compile("[\udc80-\udcff]")
+# Control characters that text captures do not hold (tab, LF, VT, FF, CR are text).
+CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
+SEPARATOR = re.compile(r"[ \t]+")
+BLANKS = " \t"
+BINARY_SHARE = 0.1  # more control characters than this: not a text capture
+HEAD_CHARS = 1 << 16
+
+
+@dataclass(frozen=True)
+class Text:
+    lines: list[str]
+    encoding: str
+    # Lines holding bytes that did not decode (1-based), spelled with \xNN escapes.
+    undecodable: dict[int, str]
+
+
+def decode(data: bytes) -> Text:
+    """The file's lines; undecodable bytes are U+FFFD in `lines`."""
+    encoding, start = "utf-8", 0
+    for bom, name in BOMS:
+        if data.startswith(bom):
+            encoding, start = name, len(bom)
+            break
+    lines = split_lines(data[start:].decode(encoding, errors="surrogateescape"))
+    bad = {}
+    for number, line in enumerate(lines, start=1):
+        if UNDECODABLE.search(line):
+            bad[number] = line.encode("utf-8", "surrogateescape").decode(
+                "utf-8", "backslashreplace"
+            )
+            lines[number - 1] = UNDECODABLE.sub("\ufffd", line)
+    return Text(lines, encoding, bad)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines ended by `\\n` (and an optional `\\r` before it); a last line without one."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def control_share(lines: list[str]) -> tuple[int, int]:
+    """(control characters, characters) in the first HEAD_CHARS of the text."""
+    seen = total = 0
+    for line in lines:
+        part = line[: HEAD_CHARS - total]
+        seen += len(CONTROL.findall(part))
+        total += len(part) + 1
+        if total >= HEAD_CHARS:
+            break
+    return seen, total
+
+
+def tokens(line: str, most: int = -1) -> list[str]:
+    """A tabular row's values: separated by spaces and tabs only. With `most`, at most
+    that many splits: the rest of the line is the last value, verbatim."""
+    stripped = line.strip(BLANKS)
+    return SEPARATOR.split(stripped, maxsplit=max(most, 0)) if stripped else []
