@@ -1,13 +1,17 @@
-"""The replay job on real Spark and Delta: data/sample end to end, and the oracle test."""
+"""The replay job on real Spark and Delta: data/sample end to end, the oracle test, a
+members capture that lost a line, and jsonl captures."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pyspark.sql.functions as F
 import pytest
+from chispa import assert_df_equality
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import ingest, replay, silver
@@ -133,3 +137,167 @@ def test_oracle_pandas_function_equals_spark(spark, replayed):
         .reset_index(drop=True)
     )
     pd.testing.assert_frame_equal(local_metrics, spark_metrics)
+
+
+# A members capture that lost one line (issue 19): data/sample's lab cluster from the
+# previous date's last capture (the baseline) to 03:00, with the first member row of
+# fraud-archiver-3's block in the 01:00 capture corrupted (#PARTITIONS -> a letter), so
+# the ingest quarantines it and marks the file `incomplete`. fraud-archiver-3 changes
+# members at 01:00 and not at 01:20; fraud-enricher-1 changes at 01:00 too.
+LAB = PROJECT / "data" / "sample" / "lab" / "captures"
+LAB_CAPTURES = [
+    "2026-11-19T2340Z",
+    *(f"2026-11-20T{h:02d}{m:02d}Z" for h in range(3) for m in (0, 20, 40)),
+    "2026-11-20T0300Z",
+]
+LOST_AT, NEXT_AT = dt.datetime(2026, 11, 20, 1, 0), dt.datetime(2026, 11, 20, 1, 20)
+LOST_GROUP = "fraud-archiver-3"
+LOST_FILE = "lab/captures/2026-11-20T0100Z/consumer-groups-members.txt"
+SILVER = ("rebalance_events", "replay_metrics", "assignment_replay", "replay_errors")
+
+
+def corrupt_first_member(text: str, group: str) -> tuple[str, int]:
+    """`text` with the #PARTITIONS of `group`'s first member row changed to a letter, and
+    that row's line number."""
+    lines = text.split("\n")
+    number = next(n for n, line in enumerate(lines, start=1) if line.startswith(f"{group} "))
+    count = lines[number - 1].split()[4]
+    lines[number - 1] = lines[number - 1].replace(f" {count} ", f" x{count[1:]} ", 1)
+    return "\n".join(lines), number
+
+
+def ingested_and_replayed(spark, raw_root: Path, warehouse: Path) -> Config:
+    config = Config(raw_root=str(raw_root), warehouse=str(warehouse))
+    ingest.run(spark, config, None)
+    replay.run(spark, config, DAY)
+    return config
+
+
+@pytest.fixture(scope="module")
+def lost_line(spark, tmp_path_factory):
+    """(clean run's config, corrupted run's config, the corrupted line's number)."""
+    clean, corrupted = tmp_path_factory.mktemp("lab-clean"), tmp_path_factory.mktemp("lab-lost")
+    for name in LAB_CAPTURES:
+        for root in (clean, corrupted):
+            shutil.copytree(LAB / name, root / "lab" / "captures" / name)
+    text, number = corrupt_first_member((clean / LOST_FILE).read_text(), LOST_GROUP)
+    (corrupted / LOST_FILE).write_text(text)
+    return (
+        ingested_and_replayed(spark, clean, tmp_path_factory.mktemp("lab-clean-warehouse")),
+        ingested_and_replayed(spark, corrupted, tmp_path_factory.mktemp("lab-lost-warehouse")),
+        number,
+    )
+
+
+def test_a_lost_member_line_is_a_gap_for_its_group_only(spark, lost_line):
+    """The capture that lost fraud-archiver-3's line is a gap for fraud-archiver-3: no
+    member leaves and rejoins. Its 01:00 change is seen at its next capture, 01:20, one
+    event unchanged but for its time (nothing changed between 01:00 and 01:20, so
+    01:20 holds exactly 01:00's members and partitions)."""
+    clean, corrupted, number = lost_line
+    status = (
+        table(spark, corrupted, "ingested_files")
+        .where(F.col("path") == LOST_FILE)
+        .select("status", "quarantined")
+        .first()
+    )
+    assert (status["status"], status["quarantined"]) == ("incomplete", 1)
+    assert [r["line_number"] for r in table(spark, corrupted, "quarantine").collect()] == [number]
+    clean_keys, kept_keys = (
+        {tuple(r) for r in replay.capture_keys(spark, c, DAY).collect()} for c in (clean, corrupted)
+    )
+    assert clean_keys - kept_keys == {("lab", LOST_GROUP, LOST_AT)}
+    assert kept_keys <= clean_keys
+
+    def events(config):
+        return (
+            table(spark, config, "rebalance_events")
+            .where(F.col("group_id") == LOST_GROUP)
+            .orderBy("event_seq")
+            .collect()
+        )
+
+    before = events(clean)
+    assert [r["event_at"] for r in before].count(LOST_AT) == 1
+    assert NEXT_AT not in [r["event_at"] for r in before]
+    expected = [
+        {**r.asDict(), "event_at": NEXT_AT if r["event_at"] == LOST_AT else r["event_at"]}
+        for r in before
+    ]
+    assert [r.asDict() for r in events(corrupted)] == expected
+
+
+def test_a_lost_member_line_leaves_every_other_group_as_in_a_clean_run(spark, lost_line):
+    """billing-enricher-4's rows end just above the lost line and fraud-enricher-1
+    changes members at that same capture: all of them replay exactly as without the
+    lost line."""
+    clean, corrupted, _ = lost_line
+    others = F.col("group_id") != LOST_GROUP
+    for name in SILVER:
+        expected = table(spark, clean, name).where(others)
+        assert_df_equality(
+            table(spark, corrupted, name).where(others), expected, ignore_row_order=True
+        )
+    assert (
+        table(spark, clean, "rebalance_events")
+        .where((F.col("group_id") == "fraud-enricher-1") & (F.col("event_at") == LOST_AT))
+        .count()
+        == 1
+    )
+
+
+def jsonl_snapshot(group: str, members: dict[str, list[int]], topic: str, partitions: int):
+    """One exporter line: `members` maps member id -> its partitions of `topic`."""
+    return json.dumps(
+        {
+            "group_id": group,
+            "state": "Stable",
+            "assignment_strategy": "range",
+            "members": [
+                {
+                    "member_id": member,
+                    "client_id": member,
+                    "host": "/10.0.0.1",
+                    "subscription": [topic],
+                    "assignment": [[topic, p] for p in owned],
+                }
+                for member, owned in members.items()
+            ],
+            "offsets": [
+                {"topic": topic, "partition": p, "current_offset": 5, "log_end_offset": 5 + p}
+                for p in range(partitions)
+            ],
+        }
+    )
+
+
+def test_jsonl_captures_are_replayed(spark, tmp_path):
+    """An exporter's snapshots (ingested_files.kind jsonl) are replayed like described
+    captures: orders-app gains m3 at 00:20 and loses m2 at 00:40. billing-app's 00:20
+    line is broken (quarantined, its file still ok): billing-app has no snapshot there,
+    a gap, not a member leaving and rejoining."""
+    orders = {
+        "2026-11-19T2340Z": {"m1": [0, 1], "m2": [2, 3]},
+        "2026-11-20T0000Z": {"m1": [0, 1], "m2": [2, 3]},
+        "2026-11-20T0020Z": {"m1": [0, 1], "m2": [2], "m3": [3]},
+        "2026-11-20T0040Z": {"m1": [0, 1], "m3": [2, 3]},
+    }
+    for at, members in orders.items():
+        billing = jsonl_snapshot("billing-app", {"b1": [0], "b2": [1]}, "billing", 2)
+        if at == "2026-11-20T0020Z":
+            billing = billing[:-9]
+        path = tmp_path / "raw" / "jl" / "exports" / at / "groups.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(f"{jsonl_snapshot('orders-app', members, 'orders', 4)}\n{billing}\n")
+    config = ingested_and_replayed(spark, tmp_path / "raw", tmp_path / "warehouse")
+    files = table(spark, config, "ingested_files").select("kind", "status", "quarantined")
+    assert sorted(tuple(r) for r in files.collect()) == [("jsonl", "ok", 0)] * 3 + [
+        ("jsonl", "ok", 1)
+    ]
+    events = table(spark, config, "rebalance_events").orderBy("group_id", "event_seq")
+    assert [
+        (r["group_id"], r["event_at"], r["trigger"], r["member_count"]) for r in events.collect()
+    ] == [
+        ("orders-app", dt.datetime(2026, 11, 20, 0, 20), "member_joined", 3),
+        ("orders-app", dt.datetime(2026, 11, 20, 0, 40), "member_left", 2),
+    ]

@@ -3,9 +3,18 @@ replay_errors) for one date, one cogrouped Arrow UDF call per (cluster, group_id
 member rows on one side, per-partition lag rows on the other, each handed to the
 replay as one pandas frame (replay/arrow_io.py says why not applyInPandas).
 
-Snapshots are the captures whose members file was ingested OK (a failed capture is a
-gap, never "everyone left"), plus each group's last such capture of the previous date
-as the baseline; an Empty group shows up through its state row with no members.
+Snapshots are a group's captures that can tell its membership, plus its last such
+capture of the previous date as the baseline; an Empty group shows up through its state
+row with no members. Anything else is a gap (the group is not replayed at that capture:
+its next usable capture shows where it ended up), never "everyone left":
+- a `kafka-consumer-groups.sh --describe --members` capture counts when its file was
+  ingested `ok`; a failed capture is a gap for every group of the cluster;
+- an `incomplete` one (lines quarantined) is a gap only for the groups it lost lines
+  of, attributed from the quarantine and members rows' line numbers (replay/gaps.py):
+  replayed as is, a lost member line would leave and rejoin, two phantom rebalances;
+  every other group of the capture replays as if nothing was lost;
+- a jsonl file ingested `ok` counts for the snapshots it holds; a quarantined jsonl
+  line loses its group's whole snapshot, so that group has no rows there: a gap.
 """
 
 from __future__ import annotations
@@ -20,15 +29,18 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OK
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.gaps import lost_groups
 from fleet_rebalance.replay.group import TopicHistory
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.replay")
 KEY = ["cluster", "group_id", "captured_at"]
+JSONL = "jsonl"  # ingested_files.kind of a programmatic exporter's snapshots
 
 
 def run(
@@ -87,24 +99,38 @@ def per_group(
 
 def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
     """(cluster, group_id, captured_at) of every capture replayed: the date's captures
-    whose members file was ingested OK, with members or an Empty state, and each
-    group's last such capture of the previous date. One row per capture, not per
-    member: both sides of the cogroup are cut to these keys."""
+    with members or an Empty state whose members file was ingested OK (or incomplete,
+    but not for the groups it lost lines of), or that came from a jsonl file ingested
+    OK, and each group's last such capture of the previous date. One row per capture,
+    not per member: both sides of the cogroup are cut to these keys."""
     days = _replayed_days(run_date)
-    ok = (
-        _table(spark, config, "ingested_files")
-        .where((F.col("kind") == "members") & (F.col("status") == "ok"))
-        .select(F.col("cluster"), F.col("captured_at"))
-        .distinct()
+    files = _table(spark, config, "ingested_files")
+    members_files = files.where(
+        (F.col("kind") == MEMBERS) & F.col("status").isin(OK, INCOMPLETE)
+    ).select("cluster", "captured_at")
+    exports = files.where((F.col("kind") == JSONL) & (F.col("status") == OK)).select(
+        F.col("path").alias("source_file")
     )
     with_members = _members(spark, config, days).where(F.col("consumer_id").isNotNull())
-    empty = _states(spark, config, days).where(F.col("state") == "Empty")
-    keys = (
-        with_members.select(*KEY)
-        .unionByName(empty.select(*KEY))
-        .distinct()
-        .join(ok, on=["cluster", "captured_at"], how="inner")
+    empty = (
+        _table(spark, config, "group_states")
+        .where(F.col("capture_date").isin(days))
+        .where(F.col("state") == "Empty")
     )
+    candidates = with_members.select(*KEY, "source_file").unionByName(
+        empty.select(*KEY, "source_file")
+    )
+    gaps = gap_keys(spark, config, days)
+    described = (
+        candidates.join(members_files, on=["cluster", "captured_at"], how="left_semi")
+        .join(
+            gaps.where(F.col("group_id").isNull()), on=["cluster", "captured_at"], how="left_anti"
+        )
+        .join(gaps.where(F.col("group_id").isNotNull()), on=KEY, how="left_anti")
+    )
+    # A jsonl snapshot may carry its own cluster and time: its file is found by name.
+    exported = candidates.join(exports, on="source_file", how="left_semi")
+    keys = described.select(*KEY).unionByName(exported.select(*KEY)).distinct()
     earlier = F.to_date("captured_at") < F.lit(run_date)
     last_before = F.max(F.when(earlier, F.col("captured_at"))).over(
         Window.partitionBy("cluster", "group_id")
@@ -114,6 +140,50 @@ def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> Data
         .where(~earlier | (F.col("captured_at") == F.col("_baseline")))
         .drop("_baseline")
     )
+
+
+def gap_keys(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
+    """(cluster, group_id, captured_at) of the groups each incomplete members capture of
+    `days` lost lines of (replay/gaps.py attributes them); group_id null: the whole
+    capture. Small: only incomplete files' quarantine and members rows reach the driver,
+    and nothing but their list when there is none."""
+    incomplete = (
+        _table(spark, config, "ingested_files")
+        .where((F.col("kind") == MEMBERS) & (F.col("status") == INCOMPLETE))
+        .where(F.to_date("captured_at").isin(days))
+        .select("path", "cluster", "captured_at")
+    )
+    paths = [r["path"] for r in incomplete.select("path").collect()]
+    rows: list[tuple[str, str | None]] = []
+    if paths:
+        quarantined = (
+            _table(spark, config, "quarantine")
+            .where(F.col("capture_date").isin(days) & F.col("source_file").isin(paths))
+            .select("source_file", "line_number", "line")
+            .collect()
+        )
+        parsed = (
+            _members(spark, config, days)
+            .where(F.col("source_file").isin(paths))
+            .select("source_file", "line_number", "group_id")
+            .collect()
+        )
+        # An incomplete file whose quarantine rows cannot be found: all of it is a gap.
+        lost = {path: None for path in paths} | lost_groups(quarantined, parsed)
+        rows = [
+            (path, group)
+            for path, groups in sorted(lost.items())
+            for group in (sorted(groups) if groups is not None else [None])
+        ]
+        log.info(
+            "%d group capture(s) are gaps because their members capture lost lines, and "
+            "%d whole capture(s), of %d incomplete members capture(s)",
+            sum(1 for _, group in rows if group is not None),
+            sum(1 for _, group in rows if group is None),
+            len(paths),
+        )
+    lost_keys = spark.createDataFrame(rows, "path string, group_id string")
+    return lost_keys.join(incomplete, on="path", how="inner").select(*KEY)
 
 
 def capture_rows(
