@@ -6,7 +6,9 @@ import re
 
 from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 
-SCALA = re.compile(r"([^\s(),]+)\(([\d,]*)\)")  # audit(2), orders(0,1,10)   (<= 3.7)
+# A topic starts after a separator: without the look-behind, findall would try every
+# position of a long garbage value, each to its end (quadratic).
+SCALA = re.compile(r"(?<![^\s(),])([^\s(),]+)\(([\d,]*)\)")  # audit(2), orders(0,1,10) (<= 3.7)
 TOPICLESS = re.compile(r"\(([\d,]*)\)")  # (0,1,10), (2)              (3.8, 3.9)
 KIP_1099 = re.compile(r"^[^\s:;]+:[\d,]+(?:;[^\s:;]+:[\d,]+)*$")  # audit:2;orders:0,1,10 (4.x)
 

@@ -340,6 +340,8 @@ def _note_unknown(view: str, columns: list[str], result: ParseResult) -> None:
 def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, str]:
     if comma:
         tokens = [t.strip(BLANKS) for t in line.split(",")]
+        if len(tokens) > len(columns) and columns[-1] in FREE_TEXT_LAST:
+            tokens = [t.strip(BLANKS) for t in line.split(",", len(columns) - 1)]
     elif view == STATE_VIEW:
         return _split_state(row_tokens(line), columns)
     else:
@@ -356,12 +358,7 @@ def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, s
                 f"{len(tokens)} values for {len(columns)} columns; a value with "
                 "spaces in a middle column?"
             )
-        # The last column's value verbatim, spaces and all.
-        tokens = (
-            row_tokens(line, len(columns) - 1)
-            if not comma
-            else [*tokens[: len(columns) - 1], ", ".join(tokens[len(columns) - 1 :])]
-        )
+        tokens = row_tokens(line, len(columns) - 1)  # the last value verbatim, spaces and all
     return dict(zip(columns, tokens, strict=True))
 
 
@@ -387,6 +384,10 @@ def _split_state(tokens: list[str], columns: list[str]) -> dict[str, str]:
     end = next((i for i in range(position, len(tokens)) if COORDINATOR_ID.match(tokens[i])), None)
     if end is None:
         raise RowError("no coordinator '(id)' in state row")
+    if end - position > 1:  # Kafka prints host:port (id); more words are a shifted row
+        raise RowError(
+            f"coordinator is not 'host:port (id)': {' '.join(tokens[position : end + 1])!r}"
+        )
     values["COORDINATOR-(ID)"] = " ".join(tokens[position : end + 1])
     rest = tokens[end + 1 :]
     after = columns[columns.index("COORDINATOR-(ID)") + 1 :]
@@ -465,7 +466,9 @@ def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
     owner = get("OWNER")
     if owner is not None:  # <= 0.10.1: clientId + "_" + clientHost
         owner = None if owner in missing else owner
-        client, _, host = owner.rpartition("_") if owner and "_/" in owner else (owner, "", None)
+        # The host is InetAddress.toString(), "/10.0.0.9": the owner splits at its "_/".
+        cut = owner.rfind("_/") if owner else -1
+        client, host = (owner[:cut], owner[cut + 1 :]) if cut >= 0 else (owner, None)
         consumer = owner
     return {
         "group_id": _group(values, context),

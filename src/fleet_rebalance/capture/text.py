@@ -6,7 +6,7 @@ fragments and counting lines the file does not have. Tokens of the tabular views
 separated by spaces and tabs only, Kafka's padding; any other character is part of a
 value. Text is UTF-8, or UTF-16/UTF-32 when a byte-order mark says so (Windows
 terminals and PowerShell redirections write those). Bytes that do not decode are kept
-as surrogate escapes, so the lines holding them can be quarantined with their bytes
+as lone surrogates, so the lines holding them can be quarantined with their bytes
 shown instead of being stored with U+FFFD in place of what was there.
 """
 
@@ -24,7 +24,7 @@ BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-UNDECODABLE = re.compile("[\udc80-\udcff]")
+UNDECODABLE = re.compile("[\udc00-\udcff]")  # bytes _escape_bytes could not decode
 # Control characters that text captures do not hold (tab, LF, VT, FF, CR are text).
 CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
 SEPARATOR = re.compile(r"[ \t]+")
@@ -48,15 +48,25 @@ def decode(data: bytes) -> Text:
         if data.startswith(bom):
             encoding, start = name, len(bom)
             break
-    lines = split_lines(data[start:].decode(encoding, errors="surrogateescape"))
+    lines = split_lines(data[start:].decode(encoding, errors="fleet-escape"))
     bad = {}
     for number, line in enumerate(lines, start=1):
         if UNDECODABLE.search(line):
-            bad[number] = line.encode("utf-8", "surrogateescape").decode(
-                "utf-8", "backslashreplace"
-            )
+            bad[number] = UNDECODABLE.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}", line)
             lines[number - 1] = UNDECODABLE.sub("\ufffd", line)
     return Text(lines, encoding, bad)
+
+
+def _escape_bytes(error: UnicodeError) -> tuple[str, int]:
+    """Every undecodable byte as U+DC00 + byte (surrogateescape leaves out bytes below
+    0x80, which a broken UTF-16 text has plenty of)."""
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    return "".join(chr(0xDC00 + b) for b in bad), error.end
+
+
+codecs.register_error("fleet-escape", _escape_bytes)
 
 
 def split_lines(text: str) -> list[str]:

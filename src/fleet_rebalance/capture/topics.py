@@ -55,7 +55,11 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
             continue
         fields = _fields(line)
         if "PartitionCount" in fields:
-            topic_ids[fields.get("Topic", "")] = fields.get("TopicId") or None
+            topic_id = fields.get("TopicId") or None
+            if topic_id is not None and "\ufffd" in topic_id:  # undecodable bytes: unknown
+                result.notes["TopicId with undecodable bytes (stored as null)"] += 1
+                topic_id = None
+            topic_ids[fields.get("Topic", "")] = topic_id
             result.structural += 1
             continue
         try:
@@ -85,7 +89,7 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
                 "replicas": replicas,
                 "isr": isr,
                 **context["common"],
-                "line_number": number,  # not a column: lets a row be traced to its line
+                "line_number": number,
             },
         )
         result.row_lines += 1
