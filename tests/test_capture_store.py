@@ -18,7 +18,7 @@ from fleet_rebalance.capture import store
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN
 from fleet_rebalance.capture.store import RawFile
 from fleet_rebalance.filesystems import location
-from fleet_rebalance.pipeline.ingest_files import files_for
+from fleet_rebalance.pipeline.ingest_files import files_for, select
 
 DAY = dt.date(2026, 11, 20)
 OFFSETS = (
@@ -48,6 +48,12 @@ HIDDEN = [
     "prod east/.tmp/offsets.txt",
     "prod east/captures/.offsets.txt.partial",
 ]
+# How the listing reports them: a hidden directory once, not entered.
+HIDDEN_ENTRIES = {
+    ".staging/": store.HIDDEN_DIRECTORY,
+    "prod east/.tmp/": store.HIDDEN_DIRECTORY,
+    "prod east/captures/.offsets.txt.partial": store.HIDDEN_FILE,
+}
 
 
 def write_tree(root: Path) -> Path:
@@ -82,6 +88,20 @@ def test_discover_lists_a_local_tree_as_os_walk_did(tree: Path):
     assert all(f.is_log is None for f in files)
 
 
+def test_survey_reports_hidden_entries_instead_of_dropping_them(tree: Path):
+    """Given a tree with a hidden file and two hidden directories, Then survey lists
+    every readable file as discover does, plus one skipped entry per hidden name (a
+    directory once, its contents not listed), with the reason."""
+    entries = store.survey(location(str(tree)), DEFAULT_PATH_PATTERN)
+    skipped = {f.relative: f.skipped for f in entries if f.skipped is not None}
+    assert skipped == HIDDEN_ENTRIES
+    assert [f for f in entries if f.skipped is None] == store.discover(
+        location(str(tree)), DEFAULT_PATH_PATTERN
+    )
+    hidden_dated = next(f for f in entries if f.relative == ".staging/")
+    assert hidden_dated.path_date is None and hidden_dated.size is None
+
+
 def test_discover_takes_file_uris_and_refuses_a_missing_root(tree: Path):
     from_uri = store.discover(location(tree.as_uri()), DEFAULT_PATH_PATTERN)
     assert [f.relative for f in from_uri] == sorted(TREE)
@@ -97,6 +117,16 @@ def test_symlinked_directories_are_not_entered(tree: Path):
     files = store.discover(location(str(tree)), DEFAULT_PATH_PATTERN)
     assert [(f.relative, f.size) for f in files] == walk_as_before(tree)
     assert "west/offsets-link.txt" in {f.relative for f in files}
+    skipped = {
+        f.relative: f.skipped
+        for f in store.survey(location(str(tree)), DEFAULT_PATH_PATTERN)
+        if f.skipped is not None
+    }
+    assert skipped == {
+        **HIDDEN_ENTRIES,
+        "west/alias": store.LINK_TO_DIRECTORY,
+        "west/up": store.LINK_TO_DIRECTORY,
+    }
 
 
 def test_the_path_is_parsed_once_at_discovery(tree: Path, monkeypatch: pytest.MonkeyPatch):
@@ -104,7 +134,7 @@ def test_the_path_is_parsed_once_at_discovery(tree: Path, monkeypatch: pytest.Mo
     parse = store.parse_capture_path
     monkeypatch.setattr(store, "parse_capture_path", lambda *a: calls.append(a) or parse(*a))
     files = {f.relative: f for f in store.discover(location(str(tree)), DEFAULT_PATH_PATTERN)}
-    assert len(calls) == len(TREE)
+    assert len(calls) == len(TREE) + len(HIDDEN_ENTRIES)  # once per entry listed
     odd = files[f"{ODD}/consumer-groups-offsets.log"]
     assert (odd.cluster, odd.group) == ("prod east", None)
     assert odd.captured_at == dt.datetime(2026, 11, 20, 9, 10, tzinfo=dt.UTC)
@@ -127,27 +157,33 @@ def test_raw_files_pickle_small():
     assert len(data) < 400
 
 
-def test_logs_are_known_by_content_and_only_neighbours_are_sniffed(tree: Path):
+def test_logs_are_known_by_content_and_only_neighbours_and_undated_are_sniffed(tree: Path):
     root = location(str(tree))
-    files = store.discover(root, DEFAULT_PATH_PATTERN)
+    files = store.survey(root, DEFAULT_PATH_PATTERN)
     kinds = {f.relative: f.is_log for f in store.with_log_kinds(root, files, DAY)}
     assert kinds == {
         relative: {
             "prod east/logs/brøker-1/broker.out.2026-11-21-02": True,
             "prod east/logs/broker-2/server.log.2026-11-19-23": True,
             "prod east/captures/2026-11-21T0100Z/consumer-groups-offsets.log": False,
+            "prod east/logs/broker-2/broker.out": True,
+            "west/notes/readme.txt": False,
+            "west/empty.txt": False,
         }.get(relative)
-        for relative in TREE
+        for relative in [*TREE, *HIDDEN_ENTRIES]
     }
 
 
-def test_files_for_takes_the_day_undated_files_and_neighbouring_logs(tree: Path):
+def test_files_for_takes_the_day_undated_logs_and_neighbouring_logs(tree: Path):
+    """Given the tree, Then the day's files are its captures, the logs dated a
+    neighbour, and the logs with no date in their path; the undated files that are not
+    logs are rejected (not captures of any date) and the hidden ones skipped."""
     root = location(str(tree))
-    files = store.discover(root, DEFAULT_PATH_PATTERN)
+    files = store.survey(root, DEFAULT_PATH_PATTERN)
     with pytest.raises(ValueError, match="with_log_kinds"):
         files_for(files, DAY)
-    chosen = [f.relative for f in files_for(store.with_log_kinds(root, files, DAY), DAY)]
-    assert chosen == [
+    chosen = select(store.with_log_kinds(root, files, DAY), DAY)
+    assert [f.relative for f in chosen.taken] == [
         f"{ODD}/consumer-groups \"offsets\" 'q' #1 %41 été ü.txt",
         f"{ODD}/consumer-groups-offsets.log",
         "prod east/logs/broker-2/broker.out",
@@ -155,9 +191,10 @@ def test_files_for_takes_the_day_undated_files_and_neighbouring_logs(tree: Path)
         "prod east/logs/broker-2/server.log.2026-11-20-09",
         "prod east/logs/brøker-1/broker.out.2026-11-21-02",
         "west/captures/20261120T091000Z/big.jsonl",
-        "west/empty.txt",
-        "west/notes/readme.txt",
     ]
+    assert [f.relative for f in chosen.rejected] == ["west/empty.txt", "west/notes/readme.txt"]
+    assert [f.relative for f in chosen.skipped] == sorted(HIDDEN_ENTRIES)  # all undated
+    assert files_for(store.with_log_kinds(root, files, DAY), DAY) == chosen.taken
 
 
 def test_decided_records_are_not_read_again(tree: Path, monkeypatch: pytest.MonkeyPatch):
@@ -215,8 +252,8 @@ def test_an_s3_tree_reads_as_the_local_one(s3, tree: Path, prefix: str):
             out.write(data)
     remote = location(f"s3://{bucket}/{prefix}", s3.storage_options)
     local = location(str(tree))
-    remote_files = store.with_log_kinds(remote, store.discover(remote, DEFAULT_PATH_PATTERN), DAY)
-    local_files = store.with_log_kinds(local, store.discover(local, DEFAULT_PATH_PATTERN), DAY)
+    remote_files = store.with_log_kinds(remote, store.survey(remote, DEFAULT_PATH_PATTERN), DAY)
+    local_files = store.with_log_kinds(local, store.survey(local, DEFAULT_PATH_PATTERN), DAY)
     assert remote_files == local_files
     assert store.latest_capture_date(remote, remote_files) == dt.date(2026, 11, 22)
     for relative in TREE:

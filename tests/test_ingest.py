@@ -104,6 +104,8 @@ def test_failed_capture_is_recorded_not_read_as_no_groups(spark, sample):
     assert files.where(F.col("status") == "ok").count() == files.count() - 1
     (quarantined,) = table(spark, config, "quarantine").collect()
     assert quarantined["line_number"] is None and "failed capture" in quarantined["reason"]
+    # The file's row says why, for the date it was ingested for.
+    assert (failed[0]["reason"], failed[0]["capture_date"]) == (quarantined["reason"], DAY)
 
 
 def test_topicless_assignments_resolve_and_subscriptions_are_inferred(spark, sample):

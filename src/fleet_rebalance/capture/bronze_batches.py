@@ -21,7 +21,7 @@ from fleet_rebalance.capture import store
 from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.paths import CapturePath
-from fleet_rebalance.capture.result import MEMBERS, OFFSETS, ParseResult
+from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OFFSETS, OK, ParseResult
 from fleet_rebalance.capture.schemas import TABLES
 from fleet_rebalance.filesystems import Location
 
@@ -29,15 +29,25 @@ ARROW_BATCH_ROWS = 20_000
 # The tables bulk-parsed into Arrow; members carry their assignment groups until enriched.
 RECORD_SCHEMAS = {OFFSETS: TABLES[OFFSETS], MEMBERS: MEMBERS_SCHEMA}
 FILE_REPORT = "file"
+REASON_CHARS = 1000
 
 
 def parse_file(
     raw_root: Location, file: dict[str, Any], *, path_pattern: str, log_timezone: str | None
-) -> tuple[ParseResult, str]:
+) -> tuple[ParseResult, str | None]:
     """One file's rows, and the sha256 of the very bytes they came from; `file` carries
-    its path as discovery parsed it (relative, cluster, captured_at, group)."""
+    its path as discovery parsed it (relative, cluster, captured_at, group). A file that
+    cannot be read any more (unreadable, vanished, or replaced by a FIFO or a link out
+    of raw_root since the listing) is one whole-file quarantine row with the reason,
+    status skipped (failed_capture when reading failed mid-way), and no sha256: no
+    exception ends the task."""
     relative = file["relative"]
-    data = store.read_capture(raw_root, relative)
+    try:
+        data = store.read_capture(raw_root, relative)
+    except store.UnreadableFile as exc:
+        unread = ParseResult(kind="unknown", status=exc.status)
+        unread.reject(None, "", exc.reason)
+        return unread, None
     path = CapturePath(file["cluster"], file["captured_at"], file["group"])
     result = parse_capture(
         relative, data, path_pattern=path_pattern, log_timezone=log_timezone, path=path
@@ -47,38 +57,40 @@ def parse_file(
 
 def capture_batches(
     files: list[dict[str, Any]],
-    parse: Callable[[dict[str, Any]], tuple[ParseResult, str]],
+    parse: Callable[[dict[str, Any]], tuple[ParseResult, str | None]],
     run_date: dt.date,
 ) -> Iterator[tuple[str, Any]]:
     """One capture's rows of the run date as (table, batch), and each file's summary as
     (FILE_REPORT, dict). Offsets leave file by file; members wait for the whole capture,
     whose offsets complete them."""
-    parsed: list[tuple[str, ParseResult, str, int, int]] = []
+    parsed: list[tuple[str, ParseResult, str | None, int, int, list[dict[str, Any]]]] = []
     tables: list[pa.Table] = []
     for file in files:
         relative = file["relative"]
         result, sha256 = parse(file)
-        table, other_dates = _on_date(_records_table(result, OFFSETS), run_date)
+        records, unfit = _records_table(result, OFFSETS)
+        table, other_dates = _on_date(records, run_date)
         tables.append(table)
         for batch in table.to_batches(ARROW_BATCH_ROWS):
             yield OFFSETS, batch
-        parsed.append((relative, result, sha256, table.num_rows, other_dates))
+        parsed.append((relative, result, sha256, table.num_rows, other_dates, unfit))
     capture = CaptureOffsets.of(tables)
-    for relative, result, sha256, offsets, other_dates in parsed:
-        members, other_members = _on_date(_records_table(result, MEMBERS), run_date)
+    for relative, result, sha256, offsets, other_dates, unfit in parsed:
+        records, unfit_members = _records_table(result, MEMBERS)
+        unfit += unfit_members
+        members, other_members = _on_date(records, run_date)
         if members.num_rows:
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
                 yield MEMBERS, batch
         counts = Counter({OFFSETS: offsets, MEMBERS: members.num_rows})
         other = other_dates + other_members
-        unfit: list[dict[str, Any]] = []
         for table, rows in result.rows.items():
             if table in (OFFSETS, MEMBERS):
                 continue
             kept = [r for r in rows if (r.get("log_date") or r.get("capture_date")) == run_date]
             other += len(rows) - len(kept)  # another run (that date's) writes them
-            batch, rejected = _arrow_rows(kept, TABLES[table])
-            unfit += [{**_quarantined(row, result.kind), "reason": why} for row, why in rejected]
+            batch, rejected = _arrow_rows(kept, TABLES[table], result.kind, result.text_lines)
+            unfit += rejected
             if batch is not None:
                 counts[table] += batch.num_rows
                 yield table, batch
@@ -91,37 +103,45 @@ def capture_batches(
 
 
 def _arrow_rows(
-    rows: list[dict[str, Any]], schema: pa.Schema
-) -> tuple[pa.RecordBatch | None, list[tuple[dict[str, Any], str]]]:
-    """The rows as one batch, and those whose values the table's types cannot hold
-    (an id past 2^31) with the reason: they are quarantined, never stored as null."""
+    rows: list[dict[str, Any]], schema: pa.Schema, kind: str = "", lines: list[str] = ()
+) -> tuple[pa.RecordBatch | None, list[dict[str, Any]]]:
+    """The rows as one batch, and quarantine rows for those whose values the table's
+    types cannot hold. The parsers check every number's range, so this is the net under
+    them: a value is never stored as null or cut, and a bad row never fails the task."""
     if not rows:
         return None, []
     try:
         return pa.RecordBatch.from_pylist(rows, schema=schema), []
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
         pass
     fit, unfit = [], []
     for row in rows:
         try:
             pa.RecordBatch.from_pylist([row], schema=schema)
             fit.append(row)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-            unfit.append((row, f"value out of range for the table's column types: {exc}"))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+            number = row.get("line_number")
+            unfit.append(
+                {
+                    "line_number": number,
+                    "line": lines[number - 1] if number and number <= len(lines) else "",
+                    "kind": kind,
+                    "reason": f"value out of range for the table's column types: {exc}"[:500],
+                }
+            )
     return (pa.RecordBatch.from_pylist(fit, schema=schema) if fit else None), unfit
 
 
-def _quarantined(row: dict[str, Any], kind: str) -> dict[str, Any]:
-    return {"line_number": row.get("line_number"), "line": row.get("line") or "", "kind": kind}
-
-
-def _records_table(result: ParseResult, table: str) -> pa.Table:
+def _records_table(result: ParseResult, table: str) -> tuple[pa.Table, list[dict[str, Any]]]:
     """A table's rows of one file, per-line rows and bulk batches alike, with the file's
-    common values."""
+    common values; and quarantine rows for the per-line rows its types cannot hold."""
     schema = RECORD_SCHEMAS[table]
     parts = []
+    unfit: list[dict[str, Any]] = []
     if rows := result.rows.get(table):
-        parts.append(pa.Table.from_pylist(rows, schema=schema))
+        batch, unfit = _arrow_rows(rows, schema, result.kind, result.text_lines)
+        if batch is not None:
+            parts.append(pa.Table.from_batches([batch]))
     for batch in result.batches.get(table, []):
         columns = {
             f.name: batch.column(f.name).cast(f.type)
@@ -130,7 +150,7 @@ def _records_table(result: ParseResult, table: str) -> pa.Table:
             for f in schema
         }
         parts.append(pa.table(columns, schema=schema))
-    return pa.concat_tables(parts) if parts else schema.empty_table()
+    return (pa.concat_tables(parts) if parts else schema.empty_table()), unfit
 
 
 def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
@@ -144,7 +164,7 @@ def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
 def _summary(
     relative: str,
     result: ParseResult,
-    sha256: str,
+    sha256: str | None,
     run_date: dt.date,
     other_dates: int,
     table_rows: Counter[str],
@@ -153,15 +173,19 @@ def _summary(
     """One file's line accounting; `other_dates` counts its rows of another date left
     out, `table_rows` its rows of the run date per table, `unfit` the rows quarantined
     for values their columns cannot hold (their lines move from parsed to quarantined)."""
-    unfit_lines = len({q["line_number"] for q in unfit})
+    unfit = list({q["line_number"]: q for q in reversed(unfit)}.values())  # one per line
     quarantine = [*result.quarantine, *unfit]
+    notes = {**result.notes, **({"rows of other dates": other_dates} if other_dates else {})}
     return {
         "source_file": relative,
         "sha256": sha256,
         "kind": result.kind,
-        "status": result.status,
+        # A jsonl line is one group's whole snapshot: losing it leaves no partial group.
+        "status": INCOMPLETE
+        if result.status == OK and quarantine and result.kind == MEMBERS
+        else result.status,
         "lines": result.lines,
-        "parsed_lines": result.row_lines - unfit_lines,
+        "parsed_lines": result.row_lines - len(unfit),
         "structural": result.structural,
         "quarantined": len(quarantine),
         "quarantine_reasons": Counter(q["reason"] for q in quarantine),
@@ -169,8 +193,20 @@ def _summary(
         "reconciles": result.reconciles(),
         "table_rows": {t: n for t, n in table_rows.items() if n},
         "capture_date": run_date,
-        "notes": {
-            **result.notes,
-            **({"rows of other dates": other_dates} if other_dates else {}),
-        },
+        "notes": notes,
+        "reason": file_reason(quarantine, notes),
     }
+
+
+def file_reason(quarantine: list[dict[str, Any]], notes: dict[str, int]) -> str | None:
+    """What ingested_files.reason says of a file: why it was refused, or how many of its
+    lines were quarantined and why, and the parser's notes; None for a clean file."""
+    whole = next((q["reason"] for q in quarantine if q["line_number"] is None), None)
+    parts = [whole] if whole else []
+    if not whole and quarantine:
+        reasons = Counter(q["reason"] for q in quarantine).most_common()
+        more = f" (and {len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ""
+        parts.append(f"{len(quarantine)} line(s) quarantined, e.g. {reasons[0][0]}{more}")
+    parts += [f"{note}: {count}" for note, count in sorted(notes.items())]
+    reason = "; ".join(parts)
+    return (reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 3] + "...") or None

@@ -1,5 +1,9 @@
 """Group-coordinator lines of a broker's server.log (FORMATS 3), both coordinators.
 
+Numbers (generation, epoch, broker id) are captured as whatever word stands in their
+place and then read strictly (capture/numbers.py): a coordinator line with `generation
+1_0` is quarantined, not read as generation 1 nor passed over as an unknown line.
+
 Timestamps are the broker's local time as log4j printed them; they are read as UTC
 unless the capture settings name another zone. Other lines (other loggers, stack traces,
 coordinator messages that carry no rebalance fact) are counted as structural.
@@ -20,9 +24,9 @@ LOG_LINE = re.compile(
     r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$",
     re.ASCII,
 )
-OLD_PREFIX = re.compile(r"^\[GroupCoordinator (?P<broker>\d+)\]: ", re.ASCII)
+OLD_PREFIX = re.compile(r"^\[GroupCoordinator (?P<broker>[^\]\s]+)\]: ", re.ASCII)
 NEW_PREFIX = re.compile(
-    r"^\[GroupCoordinator id=(?P<broker>\d+)(?: topic=\S+ partition=\d+)?\] ", re.ASCII
+    r"^\[GroupCoordinator id=(?P<broker>[^\]\s]+)(?: topic=\S+ partition=\d+)?\] ", re.ASCII
 )
 G = r"(?P<group>\S+?)"
 EVENTS: list[tuple[str, re.Pattern]] = [
@@ -31,25 +35,25 @@ EVENTS: list[tuple[str, re.Pattern]] = [
         (
             "prepare_rebalance",
             rf"^Preparing to rebalance group {G} in state \S+ with old generation "
-            r"(?P<generation>-?\d+)(?: \(__consumer_offsets-\d+\))? \(reason: "
+            r"(?P<generation>[^\s.]+)(?: \(__consumer_offsets-\d+\))? \(reason: "
             r"(?P<reason>.*)\)\.?$",
         ),
         (
             "prepare_rebalance",
             rf"^Preparing to re(?:balance|stabilize) group {G} with old generation "
-            r"(?P<generation>-?\d+)(?: \(__consumer_offsets-\d+\))?$",
+            r"(?P<generation>[^\s.]+)(?: \(__consumer_offsets-\d+\))?$",
         ),
         (
             "stabilized",
-            rf"^Stabilized group {G} generation (?P<generation>\d+)"
+            rf"^Stabilized group {G} generation (?P<generation>[^\s.]+)"
             r"(?: \(__consumer_offsets-\d+\))?(?: with (?P<members>\d+) members)?\.?$",
         ),
         (
             "assignment_received",
             rf"^Assignment received from leader(?: (?P<member>\S+))? for group "
-            rf"{G} for generation (?P<generation>\d+)(?!\w)",
+            rf"{G} for generation (?P<generation>[^\s.]+)",
         ),
-        ("group_empty", rf"^Group {G} with generation (?P<generation>\d+) is now empty"),
+        ("group_empty", rf"^Group {G} with generation (?P<generation>[^\s.]+) is now empty"),
         (
             "member_left",
             rf"^Member MemberMetadata\(memberId=(?P<member>[^,]+),.*\) has left group {G}"
@@ -101,11 +105,11 @@ EVENTS: list[tuple[str, re.Pattern]] = [
             r"(?P<instance>\S+) re-joins the consumer group using the consumer "
             r"protocol\. Created a new member (?P<member>\S+) to replace",
         ),
-        ("epoch_bumped", rf"^\[GroupId {G}\] Bumped group epoch to (?P<generation>\d+)\.$"),
+        ("epoch_bumped", rf"^\[GroupId {G}\] Bumped group epoch to (?P<generation>[^\s.]+)\.$"),
         (
             "target_assignment",
             rf"^\[GroupId {G}\] Computed a new target assignment for epoch "
-            r"(?P<generation>\d+) with '(?P<reason>[^']+)' assignor",
+            r"(?P<generation>[^\s.]+) with '(?P<reason>[^']+)' assignor",
         ),
         (
             "member_left",

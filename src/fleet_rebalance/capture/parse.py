@@ -15,7 +15,6 @@ from fleet_rebalance.capture.text import BINARY_SHARE, control_share, decode
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
 KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl")
-CONTROL_BYTES = bytes([*range(9), *range(14, 32)])  # store.is_log_head's, until it decodes
 
 
 def detect_kind(text_lines: list[str]) -> str | None:
@@ -32,6 +31,18 @@ def detect_kind(text_lines: list[str]) -> str | None:
             return "jsonl"
     log_lines = sum(1 for line in text_lines[:200] if is_log_line(line))
     return "coordinator_log" if log_lines else None
+
+
+def text_kind(text_lines: list[str]) -> str | None:
+    """The kind parse_capture would give these lines, or None for an empty or a binary
+    file or unrecognised content (store.is_log_head's question, on a file's head)."""
+    if not any(line.strip() for line in text_lines) or _binary(*control_share(text_lines)):
+        return None
+    return detect_kind(text_lines)
+
+
+def _binary(control: int, total: int) -> bool:
+    return control > BINARY_SHARE * total
 
 
 def parse_capture(
@@ -51,7 +62,7 @@ def parse_capture(
         result.reject(None, "", "empty capture file (failed capture: a gap, not 'no groups')")
         return result
     control, total = control_share(text_lines)
-    if control > BINARY_SHARE * total:
+    if _binary(control, total):
         result = ParseResult(kind="unknown", lines=len(text_lines), status=REJECTED)
         result.reject(
             None, "", f"not a text capture: {control} control characters in the first {total}"

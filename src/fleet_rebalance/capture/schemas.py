@@ -74,6 +74,7 @@ TABLES: dict[str, pa.Schema] = {
         ("captured_at", TS),
         ("capture_date", D),
         ("source_file", S),
+        ("line_number", INT),
     ),
     "coordinator_events": _schema(
         ("cluster", S),
@@ -105,9 +106,11 @@ TABLES: dict[str, pa.Schema] = {
         ("cluster", S),
         ("captured_at", TS),
         ("status", S),
+        ("reason", S),
         ("rows", L),
         ("quarantined", L),
         ("run_id", S),
         ("ingested_at", TS),
+        ("capture_date", D),
     ),
 }

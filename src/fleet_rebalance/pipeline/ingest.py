@@ -7,6 +7,23 @@ whole and in one task (a file's header lines give its rows their meaning; a capt
 offsets complete its members rows: capture/bronze_batches.py). Those tasks write every
 bronze table's files through the Warehouse's sinks and report them; the driver commits
 them, one transaction per table.
+
+Files not read (issue 19, hostile input; DESIGN.md "Quality bars"). The listing
+(capture/store.py) reports, without opening them, the entries ingest cannot or must not
+read: FIFOs, sockets, devices, unreadable files, symbolic links that loop, dangle or
+lead outside raw_root, links to directories, hidden entries, names that are not UTF-8,
+directories that cannot be listed. Each is an ingested_files row with status `skipped`
+and its reason, for its path date (every date run when its path has none), logged at
+WARNING and counted in the run's summary line; the rest of the date completes. A
+readable file with no valid timestamp in its path that is not a broker log is
+`rejected` the same way (ingest_files.py). A file that changes between the listing and
+its parse task (made unreadable, replaced by a FIFO or a link out of raw_root) is
+refused by the task: `skipped` when it could not be opened, `failed_capture` when
+reading failed mid-way (a capture that was there and is lost, a gap for the replay),
+with a whole-file quarantine row holding only the reason. Rows of files not read have
+no sha256 and no kind; they never make a date's captures look changed (only the files
+read whole are compared), and when they alone differ from what was recorded, only
+ingested_files is rewritten.
 """
 
 from __future__ import annotations
@@ -18,7 +35,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -27,16 +44,18 @@ from pyspark.sql import DataFrame, SparkSession
 from fleet_rebalance.bins import largest_first
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches, parse_file
+from fleet_rebalance.capture.result import OK, REJECTED, SKIPPED
 from fleet_rebalance.capture.store import RawFile
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import Location, location
 from fleet_rebalance.pipeline import bronze
-from fleet_rebalance.pipeline.ingest_files import files_for
+from fleet_rebalance.pipeline.ingest_files import Selection, rejection, select
 from fleet_rebalance.storage.engine import RUN_ID_KEY
 from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.ingest")
+INGESTED_FILES_COLUMNS = bronze.TABLES["ingested_files"].fieldNames()
 
 
 class ReconciliationError(RuntimeError):
@@ -46,73 +65,189 @@ class ReconciliationError(RuntimeError):
 def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[str, int]:
     started = time.monotonic()
     raw_root = location(config.raw_root, config.storage.options)
-    files = store.discover(raw_root, config.capture.path_pattern)
-    log.info("found %d file(s) under %s", len(files), config.raw_root)
+    files = store.survey(raw_root, config.capture.path_pattern)
+    log.info(
+        "found %d file(s) under %s, %d not to be read",
+        sum(raw.skipped is None for raw in files),
+        config.raw_root,
+        sum(raw.skipped is not None for raw in files),
+    )
     warehouse = Warehouse(spark, config.warehouse)
-    ingested = _ingested_files(warehouse)
+    recorded = _ingested_files(warehouse)
     days = [run_date] if run_date else sorted({f.path_date for f in files if f.path_date})
-    todo: dict[dt.date, list[RawFile]] = {}
-    for day in days:
-        files = store.with_log_kinds(raw_root, files, day)
-        chosen = files_for(files, day)
-        if not chosen:
-            # A night with no captures at all is a broken capture pipeline, not a quiet day.
-            raise FileNotFoundError(
-                f"no capture files for {day} under {config.raw_root} "
-                f"(path_pattern {config.capture.path_pattern!r})"
-            )
-        if _unchanged(day, chosen, ingested, raw_root):
-            log.info(
-                "%s: %d file(s), all ingested before with the same size and sha256; skipped",
-                day,
-                len(chosen),
-            )
-            continue
-        todo[day] = chosen
-    if not todo:
-        log.info("nothing new to ingest (%.1fs)", time.monotonic() - started)
+    plan = _plan(config, raw_root, files, days, recorded)
+    for row in sorted(plan.not_read.values(), key=lambda r: r["path"]):
+        log.warning("%s %s: %s", row["status"], row["path"], row["reason"])
+    if not plan.unread:
+        log.info(
+            "nothing new to ingest (%.1fs); %s",
+            time.monotonic() - started,
+            _not_read_counts(plan.not_read.values()),
+        )
         return {}
-    writes = _sinks(warehouse, list(todo))
+    todo = plan.todo
+    writes = _sinks(warehouse, list(todo)) if todo else {}
+    summaries: list[dict[str, Any]] = []
     written: dict[str, list[WrittenFile]] = {}
     try:
-        summaries, written = _reports(_parse(spark, config, todo, writes).collect())
-        _check_reconciliation(summaries)
+        if any(todo.values()):
+            summaries, written = _reports(_parse(spark, config, todo, writes).collect())
+            _check_reconciliation(summaries)
         counts = _commit_bronze(summaries, writes, written)
-        counts["ingested_files"] = _write_ingested_files(spark, config, todo, summaries, ingested)
+        parsed = _parsed_rows(todo, summaries)
+        counts["ingested_files"] = _write_ingested_files(
+            spark,
+            warehouse,
+            recorded,
+            [*parsed, *(r for rows in plan.unread.values() for r in rows)],
+            whole_days=set(todo),
+            unread_days=set(plan.unread),
+        )
     except BaseException:
         for name, write in writes.items():
             write.abort(written.get(name, []))
         raise
+    unreadable = [row for row in parsed if row["sha256"] is None]  # changed since the listing
+    for row in unreadable:
+        log.warning("%s %s: %s", row["status"], row["path"], row["reason"])
     log.info(
-        "ingest of %s done in %.1fs: %s",
-        ", ".join(map(str, todo)),
+        "ingest of %s done in %.1fs: %s; %s",
+        ", ".join(map(str, sorted(plan.unread))),
         time.monotonic() - started,
         counts,
+        _not_read_counts([*plan.not_read.values(), *unreadable]),
     )
     return counts
 
 
-def _ingested_files(warehouse: Warehouse) -> dict[str, dict[str, Any]]:
+@dataclasses.dataclass
+class _Plan:
+    """What a run does. `todo`: the dates re-ingested, with the files to parse;
+    `unread`: the dates whose rows of files not read are written (every date of `todo`,
+    and those whose captures are unchanged but not these rows); `not_read`: every file
+    of the run's dates not read, by path, for the log."""
+
+    todo: dict[dt.date, list[RawFile]] = dataclasses.field(default_factory=dict)
+    unread: dict[dt.date, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
+    not_read: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+
+def _plan(
+    config: Config,
+    raw_root: Location,
+    files: list[RawFile],
+    days: list[dt.date],
+    recorded: list[dict[str, Any]],
+) -> _Plan:
+    plan = _Plan()
+    for day in days:
+        files = store.with_log_kinds(raw_root, files, day)
+        chosen = select(files, day)
+        if not chosen.has_captures:
+            # A night with no captures at all is a broken capture pipeline, not a quiet day.
+            raise FileNotFoundError(_no_captures(day, config, chosen))
+        rows = _unread_rows(chosen, config.capture.path_pattern)
+        plan.not_read.update({row["path"]: row for row in rows})
+        before = [r for r in recorded if r["capture_date"] == day]
+        if not _unchanged(chosen.taken, before, raw_root):
+            plan.todo[day], plan.unread[day] = chosen.taken, rows
+        elif _identities(rows) != _identities(r for r in before if r["sha256"] is None):
+            plan.unread[day] = rows
+            log.info("%s: captures unchanged; recording the files not read", day)
+        else:
+            log.info(
+                "%s: %d file(s), all ingested before with the same size and sha256; skipped",
+                day,
+                len(chosen.taken),
+            )
+    return plan
+
+
+def _no_captures(day: dt.date, config: Config, chosen: Selection) -> str:
+    message = (
+        f"no capture files for {day} under {config.raw_root} "
+        f"(path_pattern {config.capture.path_pattern!r})"
+    )
+    if chosen.rejected:
+        message += (
+            f"; {len(chosen.rejected)} file(s) with no valid capture time in their path "
+            f"were rejected, e.g. {chosen.rejected[0].relative!r}"
+        )
+    return message
+
+
+def _not_read_counts(rows: Iterable[dict[str, Any]]) -> str:
+    """The summary line's count of the files not read, by status (skipped, rejected)."""
+    paths: dict[str, set[str]] = {SKIPPED: set(), REJECTED: set()}
+    for row in rows:
+        paths.setdefault(row["status"], set()).add(row["path"])
+    return ", ".join(f"{len(p)} file(s) {status}" for status, p in paths.items())
+
+
+def _ingested_files(warehouse: Warehouse) -> list[dict[str, Any]]:
+    """ingested_files as rows, each with its capture_date. A table written before the
+    reason and capture_date columns existed reads with reason null and the date of its
+    captured_at (the only date a row was recorded under then)."""
     if not warehouse.exists("ingested_files"):
-        return {}
-    return {r["path"]: r.asDict() for r in warehouse.read("ingested_files").collect()}
+        return []
+    rows = []
+    for row in warehouse.read("ingested_files").collect():
+        stored = row.asDict()
+        record = {name: None for name in INGESTED_FILES_COLUMNS} | stored
+        if "capture_date" not in stored and record["captured_at"] is not None:
+            record["capture_date"] = record["captured_at"].date()
+        rows.append(record)
+    return rows
 
 
-def _unchanged(
-    day: dt.date, chosen: list[RawFile], ingested: dict[str, dict[str, Any]], raw_root: Location
-) -> bool:
-    """Sizes first: a file is hashed here only when its day may be skipped (the parse
-    tasks hash what they read)."""
-    before = {
-        p
-        for p, r in ingested.items()
-        if r["captured_at"] is not None and r["captured_at"].date() == day
-    }
-    if before - {f.relative for f in chosen}:
-        return False  # a file of that day is gone: its rows must go too
-    if not all((r := ingested.get(f.relative)) is not None and r["size"] == f.size for f in chosen):
+def _unchanged(taken: list[RawFile], before: list[dict[str, Any]], raw_root: Location) -> bool:
+    """Whether a date's files are the ones ingested before, byte for byte: the rows of
+    the files read whole then (those with a sha256) against the files taken now. Sizes
+    first: a file is hashed here only when its day may be skipped (the parse tasks hash
+    what they read)."""
+    read = {r["path"]: r for r in before if r["sha256"] is not None}
+    if set(read) != {raw.relative for raw in taken}:
+        return False  # a file is new, or gone (its rows must go too), or now unreadable
+    if any(read[raw.relative]["size"] != raw.size for raw in taken):
         return False
-    return all(ingested[f.relative]["sha256"] == store.sha256(raw_root, f.relative) for f in chosen)
+    try:
+        return all(
+            read[raw.relative]["sha256"] == store.sha256(raw_root, raw.relative) for raw in taken
+        )
+    except store.UnreadableFile:
+        return False  # changed since the listing: the parse tasks record why
+
+
+def _identities(rows: Iterable[dict[str, Any]]) -> set[tuple]:
+    return {(r["path"], r["size"], r["status"], r["reason"]) for r in rows}
+
+
+def _unread_rows(chosen: Selection, path_pattern: str) -> list[dict[str, Any]]:
+    """ingested_files rows of the date's entries that are not parsed: skipped (must not
+    be read) and rejected (no valid path timestamp and not a log). They feed no table
+    and no quarantine: nothing of them was read but, for the rejected, a log sniff."""
+    entries = [(raw, SKIPPED, raw.skipped) for raw in chosen.skipped]
+    entries += [(raw, REJECTED, rejection(raw, path_pattern)) for raw in chosen.rejected]
+    return [
+        _ingested_row(raw, chosen.day, status=status, reason=reason)
+        for raw, status, reason in entries
+    ]
+
+
+def _ingested_row(raw: RawFile, day: dt.date, **values: Any) -> dict[str, Any]:
+    """One ingested_files row of `raw` for `day`: a file not read unless `values` say."""
+    return {
+        "path": raw.relative,
+        "size": raw.size,
+        "sha256": None,
+        "kind": None,
+        "cluster": raw.cluster,
+        "captured_at": raw.captured_at,
+        "rows": 0,
+        "quarantined": 0,
+        "capture_date": day,
+        **values,
+    }
 
 
 def _sinks(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
@@ -315,42 +450,68 @@ def _commit_bronze(
     return {name: rows[name] for name in writes}
 
 
+def _parsed_rows(
+    todo: dict[dt.date, list[RawFile]], summaries: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """ingested_files rows of the files parsed, one per file and date it was taken for."""
+    by_file = {(s["source_file"], s["capture_date"]): s for s in summaries}
+    rows = []
+    for day, taken in todo.items():
+        for raw in taken:
+            summary = by_file[(raw.relative, day.isoformat())]
+            rows.append(
+                _ingested_row(
+                    raw,
+                    day,
+                    sha256=summary["sha256"],
+                    kind=summary["kind"],
+                    status=summary["status"],
+                    reason=_reason(summary),
+                    rows=summary["rows"],
+                    quarantined=summary["quarantined"],
+                )
+            )
+    return rows
+
+
+def _reason(summary: dict[str, Any]) -> str | None:
+    """ingested_files.reason of a parsed file: the summary's own when it has one, else
+    null when ok, and the file's main quarantine reason otherwise (a whole-file row's
+    reason is its only one)."""
+    if "reason" in summary:
+        return summary["reason"]
+    reasons = summary["quarantine_reasons"]
+    if summary["status"] == OK or not reasons:
+        return None
+    return max(reasons.items(), key=lambda item: (item[1], item[0]))[0]
+
+
 def _write_ingested_files(
     spark: SparkSession,
-    config: Config,
-    todo: dict[dt.date, list[RawFile]],
-    summaries: list[dict[str, Any]],
-    ingested: dict[str, dict[str, Any]],
+    warehouse: Warehouse,
+    recorded: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    *,
+    whole_days: set[dt.date],
+    unread_days: set[dt.date],
 ) -> int:
-    """A small table, rewritten whole: this run's files replace their earlier rows."""
-    by_file = {s["source_file"]: s for s in summaries}
+    """A small table, rewritten whole (its schema too: a table from before the reason
+    and capture_date columns takes them). `rows` replace the recorded rows of
+    `whole_days` (re-ingested) and, for `unread_days` (captures unchanged), the
+    recorded rows of files not read whole (no sha256)."""
     now = dt.datetime.now(dt.UTC)
     run_id = spark.conf.get(RUN_ID_KEY, "")
-    done_days = set(todo)
-    rows = {
-        p: r
-        for p, r in ingested.items()
-        if r["captured_at"] is None or r["captured_at"].date() not in done_days
-    }
-    for day, chosen in todo.items():
-        for raw in chosen:
-            summary = by_file[raw.relative]
-            previous = rows.get(raw.relative)
-            rows[raw.relative] = {
-                "path": raw.relative,
-                "size": raw.size,
-                "sha256": summary["sha256"],
-                "kind": summary["kind"],
-                "cluster": raw.cluster,
-                "captured_at": raw.captured_at
-                or (previous or {}).get("captured_at")
-                or dt.datetime.combine(day, dt.time(), dt.UTC),
-                "status": summary["status"],
-                "rows": summary["rows"],
-                "quarantined": summary["quarantined"],
-                "run_id": run_id,
-                "ingested_at": now,
-            }
-    frame = spark.createDataFrame(list(rows.values()), bronze.TABLES["ingested_files"])
-    Warehouse(spark, config.warehouse).write(frame, "ingested_files", mode="overwrite")
-    return len(rows)
+    kept = [
+        r
+        for r in recorded
+        if r["capture_date"] not in whole_days
+        and (r["capture_date"] not in unread_days or r["sha256"] is not None)
+    ]
+    new = [{**r, "run_id": run_id, "ingested_at": now} for r in rows]
+    table = sorted([*kept, *new], key=lambda r: (str(r["capture_date"]), r["path"]))
+    schema = bronze.TABLES["ingested_files"]
+    frame = spark.createDataFrame(
+        [tuple(r[name] for name in schema.fieldNames()) for r in table], schema
+    )
+    warehouse.write(frame, "ingested_files", mode="overwrite", overwrite_schema=True)
+    return len(table)

@@ -57,14 +57,19 @@ def write_table(
     partition_by: Sequence[str] = (),
     replace_where: Mapping[str, Any] | None = None,
     commit_info: Mapping[str, Any] | None = None,
+    overwrite_schema: bool = False,
 ) -> None:
     """Write df as one Delta commit.
 
     mode="overwrite" with replace_where={"capture_date": "2026-11-20"} (a value or a
     list of values per partition column) replaces just those partitions, and fails if
-    df holds rows outside them; without replace_where it replaces the whole table.
+    df holds rows outside them; without replace_where it replaces the whole table, and
+    with overwrite_schema=True its schema too (df's columns, in df's order, as Delta's
+    overwriteSchema does).
     """
     check_write(path, mode, replace_where, partition_by, df.columns)
+    if overwrite_schema and (mode != "overwrite" or replace_where is not None):
+        raise ReplaceWhereError(f"{path}: overwrite_schema needs a whole-table overwrite")
     spark = df.sparkSession
     if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
         from fleet_rebalance.storage.deltaspark import delta_spark_write_options, write_delta_spark
@@ -73,10 +78,19 @@ def write_table(
             spark, path, partition_by, replace_where, commit_info
         )
         options = delta_spark_write_options(where, info, evolution)
+        if overwrite_schema:
+            options["overwriteSchema"] = "true"
         write_delta_spark(df, table_location(spark, path).uri, mode, partition_by, options)
         return
     request = delta_rs_request(
-        spark, path, mode, partition_by, replace_where, commit_info, df.schema.json()
+        spark,
+        path,
+        mode,
+        partition_by,
+        replace_where,
+        commit_info,
+        df.schema.json(),
+        overwrite_schema=overwrite_schema,
     )
     _write_delta_rs(df, request)
 
@@ -124,12 +138,17 @@ def delta_rs_request(
     replace_where: Mapping[str, Any] | None,
     commit_info: Mapping[str, Any] | None,
     schema_json: str,
+    *,
+    overwrite_schema: bool = False,
 ) -> Any:
     """A delta-rs write (a deltars_source.WriteRequest), checked against the table as
     it is now."""
+    from dataclasses import replace
+
     from fleet_rebalance.storage.deltars_commit import validate_against_table
 
     request = write_request(spark, path, mode, partition_by, replace_where, commit_info)
+    request = replace(request, overwrite_schema=overwrite_schema)
     validate_against_table(request, schema_json)
     return request
 

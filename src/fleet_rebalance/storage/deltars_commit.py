@@ -76,6 +76,8 @@ def validate_against_table(request: WriteRequest, schema_json: str) -> list[str]
     metadata = table.metadata()
     check_writable(request.table_uri, table.protocol(), metadata.configuration)
     check_partitioning(request.table_uri, metadata.partition_columns, request.partition_by)
+    if request.overwrite_schema:
+        return []  # the commit replaces the table's schema with the write's
     return compare_schemas(
         request.table_uri, table.schema().to_json(), schema_json, request.schema_evolution
     )
@@ -137,7 +139,7 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
         ]
         table.alter.add_columns(new_fields, commit_properties=properties)
         table = open_table(uri, storage_options=options)
-    version = write_transaction(table, request, actions)
+    version = write_transaction(table, request, actions, schema)
     log.info(
         "%s: %s of %d file(s) committed as version %d", uri, request.mode, len(actions), version
     )
@@ -147,8 +149,15 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
 MAX_COMMIT_ATTEMPTS = 15
 
 
-def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[AddAction]) -> int:
+def write_transaction(
+    table: DeltaTable,
+    request: WriteRequest,
+    actions: list[AddAction],
+    schema: Schema | None = None,
+) -> int:
     """Commit `actions` over the snapshot `table` was read at; return the new version.
+    The table keeps its own schema (its column order and nullability) unless the
+    request overwrites it with the write's, `schema`.
 
     delta-rs's own retry checks an overwrite against what concurrent commits removed,
     not what they added: two overwrites of a date nobody had written yet would both
@@ -162,7 +171,7 @@ def write_transaction(table: DeltaTable, request: WriteRequest, actions: list[Ad
             table.create_write_transaction(
                 actions,
                 request.mode,
-                table.schema(),  # the table's own: its column order and nullability
+                schema if request.overwrite_schema and schema else table.schema(),
                 partition_by=list(request.partition_by),
                 partition_filters=filters,
                 commit_properties=CommitProperties(

@@ -58,6 +58,8 @@ class WriteRequest:
     schema_evolution: bool
     # storage.options (never credentials): how executors and the commit reach the store.
     storage_options: dict[str, str] = field(default_factory=dict)
+    # A whole-table overwrite that replaces the schema too (Delta's overwriteSchema).
+    overwrite_schema: bool = False
     # Names every file of this write, so cleanup also finds files of killed tasks.
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 

@@ -50,6 +50,7 @@ class Warehouse:
         partition_by: Sequence[str] = (),
         replace_where: Mapping[str, Any] | None = None,
         commit_info: Mapping[str, Any] | None = None,
+        overwrite_schema: bool = False,
     ) -> None:
         write_table(
             df,
@@ -58,6 +59,7 @@ class Warehouse:
             partition_by=partition_by,
             replace_where=replace_where,
             commit_info=commit_info,
+            overwrite_schema=overwrite_schema,
         )
 
     def replace_date(self, df: DataFrame, name: str, column: str, day: dt.date, rows: int) -> None:
