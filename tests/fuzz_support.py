@@ -1016,7 +1016,7 @@ def _check_values(lines: list[str], outputs: FileOutputs) -> list[Problem]:
             ]
         topic_id = row.get("topic_id")
         if topic_id and not re.search(
-            rf"TopicId[ \t]*:[ \t]*{re.escape(topic_id)}(?![^\t\n])", text
+            rf"TopicId[ \t]*:[ \t]*{re.escape(topic_id)}[ \t]*(?![^\t\n])", text
         ):
             problems.append(Problem(VALUE, f"{table}.topic_id not in the file", _short(topic_id)))
     if untraceable:

@@ -106,7 +106,7 @@ def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, A
         _text(member, "rack")
         subscription = member.get("subscription")
         if subscription is not None:
-            subscription = [_string(t, "subscription topic") for t in _list(member, "subscription")]
+            subscription = [_topic(t, "subscription") for t in _list(member, "subscription")]
         member_id = _text(member, "member_id")
         if member_id is None:
             raise SnapshotError("a member without member_id")
@@ -167,6 +167,12 @@ def _string(value: Any, what: str) -> str | None:
     return value
 
 
+def _topic(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise SnapshotError(f"{what} holds a topic that is not a non-empty string: {_shown(value)}")
+    return value
+
+
 def _int(obj: dict[str, Any], key: str, bits: int, what: str) -> int | None:
     value = obj.get(key)
     return None if value is None else check_int(value, what, bits)
@@ -200,16 +206,14 @@ def _object_at(obj: dict[str, Any], key: str) -> dict[str, Any]:
 def _tp(value: Any) -> dict[str, Any]:
     """An assignment entry: {"topic": t, "partition": p} or [t, p]."""
     if isinstance(value, dict):
-        topic, partition = _text(value, "topic"), _int(value, "partition", INT32, "partition")
+        topic, partition = value.get("topic"), value.get("partition")
     elif isinstance(value, list) and len(value) == 2:
-        topic = _string(value[0], "assignment topic")
-        partition = check_int(value[1], "assignment partition", INT32)
+        topic, partition = value
     else:
         raise SnapshotError(f"an assignment entry is [topic, partition]: {_shown(value)}")
-    if topic is None or partition is None or partition < 0:
-        raise SnapshotError(
-            f"an assignment entry needs a topic and a partition >= 0: {_shown(value)}"
-        )
+    topic = _topic(topic, "an assignment entry")
+    if check_int(partition, "assignment partition", INT32) < 0:
+        raise SnapshotError(f"an assignment entry with a negative partition: {_shown(value)}")
     return {"topic": topic, "partition": partition}
 
 
