@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from html import escape
 
 import pandas as pd
 
@@ -119,7 +120,8 @@ def render(f: DayFacts) -> str:
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>fleet_rebalance "
         f"{f.run_date}</title><style>{STYLE}</style></head><body>",
         f"<h1>Consumer-group rebalance report, {f.run_date}</h1>",
-        f"<pre>{chr(10).join(safe_text(line) for line in summary_lines(f))}</pre>",
+        # summary_lines already spells ids out (svg.visible): only HTML-escaped here.
+        f"<pre>{chr(10).join(escape(line) for line in summary_lines(f))}</pre>",
     ]
     for title, content, note in _sections(f):
         parts.append(f"<h2>{safe_text(title)}</h2>{content}<p class='note'>{safe_text(note)}</p>")

@@ -15,13 +15,13 @@ def summary_lines(facts: DayFacts) -> list[str]:
     ]
     for r in facts.top_paused.itertuples():
         lines.append(
-            f"  {visible(r.cluster)}/{visible(r.group_id)}: {r.observed_paused} -> "
+            f"  {r.cluster}/{r.group_id}: {r.observed_paused} -> "
             f"{_n(r.recommended_paused_partitions)} under {r.recommended_assignor}"
         )
     lines.append("top groups by mean lag skew (observed -> recommended):")
     for r in facts.top_lag_skew.itertuples():
         lines.append(
-            f"  {visible(r.cluster)}/{visible(r.group_id)}: {r.observed_lag_skew:.2f} -> "
+            f"  {r.cluster}/{r.group_id}: {r.observed_lag_skew:.2f} -> "
             f"{_f(r.recommended_mean_lag_skew)} under {r.recommended_assignor}"
         )
     recommended = ", ".join(
@@ -31,7 +31,8 @@ def summary_lines(facts: DayFacts) -> list[str]:
     lines.append(f"recommendations: {recommended or 'none (no rebalances)'}")
     statuses = ", ".join(f"{r.group_status} {r.count}" for r in facts.status_counts.itertuples())
     lines.append(f"consumer status (Burrow, per group): {statuses or 'no offsets'}")
-    return lines
+    # Ids and names come from captures: bidi and control characters spelled out.
+    return [visible(line) for line in lines]
 
 
 def _n(value) -> str:
