@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -103,7 +103,7 @@ def capture_batches(
 
 
 def _arrow_rows(
-    rows: list[dict[str, Any]], schema: pa.Schema, kind: str = "", lines: list[str] = ()
+    rows: list[dict[str, Any]], schema: pa.Schema, kind: str = "", lines: Sequence[str] = ()
 ) -> tuple[pa.RecordBatch | None, list[dict[str, Any]]]:
     """The rows as one batch, and quarantine rows for those whose values the table's
     types cannot hold. The parsers check every number's range, so this is the net under

@@ -190,4 +190,5 @@ def parse_coordinator_log(
 def _path_broker(path: str) -> int | None:
     """The broker id a log's path names (`broker-3/`, `broker_03`), when it fits an int."""
     match = BROKER_IN_PATH.search(path)
-    return int(match.group(1)) if match and int(match.group(1)) < 2**31 else None
+    broker = int(match.group(1)) if match else None
+    return broker if broker is not None and broker < 2**31 else None
