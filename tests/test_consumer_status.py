@@ -4,38 +4,52 @@ cheaply (row order, the day boundary, skipped entries)."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sample_tables import sample_table
 
-from fleet_rebalance.metrics.consumer_status import INPUT_COLUMNS, group_consumer_status
+from fleet_rebalance.metrics.consumer_status import (
+    INPUT_COLUMNS,
+    NAMES,
+    entries_of,
+    group_consumer_status,
+    window_checks,
+    window_ranks,
+)
 
 DAY = dt.date(2026, 11, 20)
 MIDNIGHT = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def row(topic: str, partition: int, when: dt.datetime, offset, lag, owner: str | None) -> dict:
+    return {
+        "cluster": "c",
+        "group_id": "g",
+        "topic": topic,
+        "partition": partition,
+        "captured_at": when,
+        "capture_date": when.date(),
+        "current_offset": offset,
+        "log_end_offset": None if offset is None or lag is None else offset + lag,
+        "lag": lag,
+        "consumer_id": owner,
+    }
 
 
 def entries(topic: str, partition: int, minutes_and_values, owner: str | None = "m1"):
-    rows = []
-    for minute, offset, lag in minutes_and_values:
-        when = MIDNIGHT + dt.timedelta(minutes=minute)
-        rows.append(
-            {
-                "cluster": "c",
-                "group_id": "g",
-                "topic": topic,
-                "partition": partition,
-                "captured_at": when,
-                "capture_date": when.date(),
-                "current_offset": offset,
-                "lag": lag,
-                "consumer_id": owner,
-            }
-        )
-    return rows
+    return [
+        row(topic, partition, MIDNIGHT + dt.timedelta(minutes=minute), offset, lag, owner)
+        for minute, offset, lag in minutes_and_values
+    ]
 
 
-def status(rows: list[dict], intervals: int = 3) -> dict[tuple, dict]:
-    columns = group_consumer_status(sample_table(rows, INPUT_COLUMNS), DAY, intervals)
+def status(rows: list[dict], intervals: int = 3, allowed_lag: int = 0) -> dict[tuple, dict]:
+    table = sample_table(rows, INPUT_COLUMNS)
+    columns = group_consumer_status(table, DAY, intervals, allowed_lag)
     instant = pa.timestamp("us", tz="UTC")
     table = pa.table(
         {
@@ -65,9 +79,174 @@ def test_partitions_are_rated_apart_whatever_the_row_order():
     assert got[("b", 0)]["current_lag"] == 5
 
 
-def test_entries_without_an_offset_or_lag_are_skipped():
+def test_entries_without_an_offset_are_skipped_without_a_lag_not_rated():
     rows = entries("t", 0, [(0, 10, 5), (10, None, None), (20, 20, None), (30, 30, 4)])
     got = status(rows)[("t", 0)]
     assert (got["windows"], got["status"], got["current_lag"]) == (2, "OK", 4)
     assert status(entries("t", 1, [(0, None, 5)])) == {}
     assert status(entries("t", 1, [(-10, 10, 5)])) == {}  # nothing of the date to rate
+
+
+def test_an_offset_without_a_lag_still_counts():
+    """Given an owned partition at 10, then 5 with no lag known, then 10 again, Then the
+    middle capture is an entry (Burrow keeps commits without a lag) that moved the
+    offset and rewound it, Expected: not STALL but WARN (the rewind recovered; the
+    known lags 5 and 6 never shrink); dropping that capture would make it STALL."""
+    got = status(entries("t", 0, [(0, 10, 5), (10, 5, None), (20, 10, 6)]))[("t", 0)]
+    assert (got["status"], got["windows"]) == ("WARN", 2)
+
+
+def test_a_lag_shrinking_across_an_unknown_one_is_a_decrease():
+    """Given known lags 6 then 5 with an unknown lag between them, Then the lag rule
+    compares each known lag with the previous known one, Expected: OK, not WARN."""
+    got = status(entries("t", 0, [(0, 10, 6), (10, 20, None), (20, 30, 5)]))[("t", 0)]
+    assert got["status"] == "OK"
+
+
+def test_only_the_first_rewind_of_a_window_counts():
+    """Given offsets 10, 5, 12, 8 with lags never zero, Then Burrow looks at the first
+    rewind (10 -> 5) and whether the window got back to 10 (12: yes), Expected: not
+    REWIND though 12 -> 8 never recovers; the lag shrank, so OK."""
+    rows = entries("t", 0, [(0, 10, 9), (10, 5, 20), (20, 12, 7), (30, 8, 11)])
+    assert status(rows, intervals=4)[("t", 0)]["status"] == "OK"
+    # With three-entry windows the last one starts at 5: its first rewind is 12 -> 8.
+    assert status(rows, intervals=3)[("t", 0)]["status"] == "REWIND"
+
+
+def test_allowed_lag():
+    """Given lags 3, 2, 2 on an owned partition whose offset never moves, Then with
+    allowed lag 2 the current lag is within it, Expected: OK; with 0, STALL."""
+    rows = entries("t", 0, [(0, 10, 3), (10, 10, 2), (20, 10, 2)])
+    assert status(rows, allowed_lag=2)[("t", 0)]["status"] == "OK"
+    assert status(rows)[("t", 0)]["status"] == "STALL"
+
+
+def _left_behind(lags_after: list[int]) -> list[dict]:
+    """Owned and moving 100 -> 400 (minutes 0-30, lags 50, 50, 50, 0), then nobody owns
+    it and it stays at 400 with `lags_after` (minutes 40-90)."""
+    owned = entries("t", 0, [(10 * i, 100 * (i + 1), lag) for i, lag in enumerate([50] * 3 + [0])])
+    later = [(40 + 10 * i, 400, lag) for i, lag in enumerate(lags_after)]
+    return owned + entries("t", 0, later, owner=None)
+
+
+def test_a_partition_left_behind_stops_half_a_window_later():
+    """Given the consumer's last sign of life at minute 30 (caught up) and the log end
+    running ahead from then on, Then with 5-capture windows the silence exceeds the
+    window's span at minute 60, Expected: OK at 40 and 50, STOP from 60 though the zero
+    lag of minute 30 is still in the window (Burrow #290: STOP is checked first)."""
+    rows = _left_behind([100, 150, 200, 250, 300, 350])
+    table = sample_table(rows, INPUT_COLUMNS)
+    e = entries_of(table, DAY)
+    ranks = window_ranks(window_checks(e, intervals=5))
+    assert [NAMES[r] for r in ranks[4:]] == ["OK", "OK", "STOP", "STOP", "STOP", "STOP"]
+    got = status(rows, intervals=5)[("t", 0)]
+    assert got["worst_status_at"] == MIDNIGHT + dt.timedelta(minutes=60)
+
+
+def test_caught_up_after_its_last_commit_is_not_yet_stopped():
+    """Given the same silence, but the log end stayed at the committed offset at minute
+    40 before new messages came, Then the broker's offsets since the last sign of life
+    show a zero lag while that capture is in the window (Burrow #303), Expected: OK
+    through minute 80, STOP at 90 once it has left."""
+    rows = _left_behind([0, 20, 40, 60, 80, 100])
+    e = entries_of(sample_table(rows, INPUT_COLUMNS), DAY)
+    checks = window_checks(e, intervals=5)
+    assert [NAMES[r] for r in window_ranks(checks)[4:]] == ["OK"] * 5 + ["STOP"]
+    assert checks.offsets_stopped[6:].all() and checks.recent_lag_zero[4:9].all()
+
+
+def test_an_owner_is_a_sign_of_life():
+    """Given an owned partition stuck at 10 (minutes 0-40), then left without an owner,
+    Then its timestamp stays at the last owned capture (40) instead of going back to
+    when 10 was first seen, Expected: STALL while owned and at 50 and 60, STOP from 70
+    (silence 30 min over a 20 min span)."""
+    rows = entries("t", 0, [(10 * i, 10, 5 + i) for i in range(5)])
+    rows += entries("t", 0, [(50 + 10 * i, 10, 10 + i) for i in range(3)], owner=None)
+    e = entries_of(sample_table(rows, INPUT_COLUMNS), DAY)
+    ranks = window_ranks(window_checks(e, intervals=5))
+    assert [NAMES[r] for r in ranks[1:]] == ["STALL"] * 6 + ["STOP"]
+
+
+def burrow_by_hand(caps: list[dict], intervals: int, allowed_lag: int) -> list[str | None]:
+    """Burrow's calculatePartitionStatus, entry by entry in plain Python, on one
+    partition's captures as consumer_status maps them (timestamps: the last sign of life;
+    broker offsets: log ends captured after it): the oracle for the running sums."""
+    lives = [
+        i == 0 or c["owned"] or c["offset"] != caps[i - 1]["offset"] for i, c in enumerate(caps)
+    ]
+    last_life = [max(j for j in range(i + 1) if lives[j]) for i in range(len(caps))]
+    ts = [caps[j]["micros"] for j in last_life]
+    out: list[str | None] = []
+    for i, now in enumerate(caps):
+        w = max(0, i - intervals + 1)
+        win, offsets = caps[w : i + 1], [c["offset"] for c in caps[w : i + 1]]
+        lags = [c["lag"] for c in win if c["lag"] is not None]
+        if now["lag"] is None:
+            out.append(None)
+            continue
+        if now["lag"] <= allowed_lag or len(win) == 1:
+            out.append("OK")
+            continue
+        stopped = now["micros"] - ts[i] > ts[i] - ts[w]
+        broker = [c["log_end"] for c in caps[max(w, last_life[i] + 1) : i + 1]]
+        if stopped and not any(b is not None and b <= now["offset"] for b in broker):
+            out.append("STOP")
+            continue
+        back = [k for k in range(1, len(win)) if offsets[k] < offsets[k - 1]]
+        if back and not any(o >= offsets[back[0] - 1] for o in offsets[back[0] :]):
+            out.append("REWIND")
+            continue
+        if all(lag > allowed_lag for lag in lags):
+            if all(a == b for a, b in itertools.pairwise(offsets)):
+                out.append("STALL")
+                continue
+            if all(b >= a for a, b in itertools.pairwise(lags)):
+                out.append("WARN")
+                continue
+        out.append("OK")
+    return out
+
+
+capture_steps = st.lists(
+    st.tuples(
+        st.integers(1, 600),  # seconds since the capture before
+        st.integers(-3, 3),  # offset step (negative: a rewind)
+        st.one_of(st.none(), st.integers(0, 3)),  # lag
+        st.booleans(),  # owned
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(capture_steps, min_size=1, max_size=3),
+    st.integers(1, 6),
+    st.integers(0, 2),
+)
+def test_running_sums_match_burrow_entry_by_entry(partitions, intervals, allowed_lag):
+    """Given random captures of up to three partitions (rewinds, unknown lags, owners
+    coming and going, uneven gaps), Then every window's rank equals Burrow's algorithm
+    run on that window alone, Expected: the same status at every rated capture."""
+    rows, by_partition = [], []
+    for p, steps in enumerate(partitions):
+        caps, offset, when = [], 100, MIDNIGHT
+        for gap, step, lag, owned in steps:
+            offset, when = offset + step, when + dt.timedelta(seconds=gap)
+            rows.append(row("t", p, when, offset, lag, "m" if owned else None))
+            caps.append(
+                {
+                    "offset": offset,
+                    "lag": lag,
+                    "log_end": rows[-1]["log_end_offset"],
+                    "owned": owned,
+                    "micros": (when - EPOCH) // dt.timedelta(microseconds=1),
+                }
+            )
+        by_partition.append(burrow_by_hand(caps, intervals, allowed_lag))
+    e = entries_of(sample_table(rows, INPUT_COLUMNS), DAY)
+    ranks = window_ranks(window_checks(e, intervals, allowed_lag))
+    expected = [s for statuses in by_partition for s in statuses]
+    got = [NAMES[r] if known else None for r, known in zip(ranks, e.lag_known, strict=True)]
+    assert got == expected

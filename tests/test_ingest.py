@@ -200,6 +200,7 @@ def test_a_file_that_does_not_reconcile_fails_the_run_loudly():
         "parsed_lines": 1,
         "structural": 1,
         "quarantined": 0,
+        "quarantined_lines": 0,
         "rows": 1,
         "reconciles": False,
         "notes": {},

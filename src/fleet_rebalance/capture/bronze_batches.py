@@ -46,7 +46,7 @@ def parse_file(
         data = store.read_capture(raw_root, relative)
     except store.UnreadableFile as exc:
         unread = ParseResult(kind="unknown", status=exc.status)
-        unread.reject(None, "", exc.reason)
+        unread.reject_file(exc.reason)
         return unread, None
     path = CapturePath(file["cluster"], file["captured_at"], file["group"])
     result = parse_capture(
@@ -187,7 +187,11 @@ def _summary(
         "lines": result.lines,
         "parsed_lines": result.row_lines - len(unfit),
         "structural": result.structural,
+        # Rows in quarantine (ingested_files.quarantined), and lines: a whole-file row
+        # stands for the lines of a file refused whole, for none of an empty one.
         "quarantined": len(quarantine),
+        "quarantined_lines": result.quarantined_lines + len(unfit),
+        "file_quarantine": result.file_reason,
         "quarantine_reasons": Counter(q["reason"] for q in quarantine),
         "rows": result.row_count - other_dates - len(unfit),
         "reconciles": result.reconciles(),

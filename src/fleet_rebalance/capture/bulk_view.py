@@ -20,21 +20,25 @@ class BulkView(ABC):
 
     def __init__(self, result: ParseResult, context: dict[str, Any]) -> None:
         self.result, self.context = result, context
-        self.group = context.get("group")
 
-    def layout_for(self, columns: list[str], comma: bool) -> tuple[str, ...] | None:
+    def layout_for(
+        self, columns: list[str], comma: bool, group: str | None
+    ) -> tuple[str, ...] | None:
         """The layout to convert in bulk, or None: 0.9's comma-separated one, one
-        without a required column, or one without GROUP where the path names no group."""
+        without a required column, or one without GROUP where no `group` is known for
+        its block (from the path or the tool's message above it)."""
         if comma or not set(self.required) <= set(columns):
             return None
-        if "GROUP" not in columns and not self.group:
+        if "GROUP" not in columns and not group:
             return None
         return tuple(columns)
 
     @abstractmethod
-    def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
-        """Append the good rows as a batch; return the line numbers left for the
-        per-line path."""
+    def convert(
+        self, layout: tuple[str, ...], group: str | None, numbers: pa.Array, lines: pa.Array
+    ) -> set[int]:
+        """Append the good rows as a batch (`group` for a layout without GROUP column);
+        return the line numbers left for the per-line path."""
 
     def append(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows:

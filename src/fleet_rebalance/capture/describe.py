@@ -4,7 +4,10 @@ Columns are mapped from each block's header line, never from fixed positions: wi
 change per group block and values overflow them. Row values hold no spaces except in
 the last column of some layouts (CLIENT-ID, OWNER, ASSIGNMENT) and in the coordinator
 ("host:port (id)"), so rows split on whitespace; a row with fewer values than its header
-is quarantined, never shifted to fit.
+is quarantined, never shifted to fit. The tool's messages among the tables are
+structural, or quarantined where the tool printed one instead of a row (lines.py). The
+layouts without GROUP column (0.10.2-2.2) take the group from the capture path, else
+from the tool's message right above the table when the file names one group only.
 """
 
 from __future__ import annotations
@@ -74,6 +77,17 @@ FREE_TEXT_LAST = {"CLIENT-ID", "OWNER", "ASSIGNMENT"}
 MISSING = {"-", ""}
 OLD_MISSING = {*MISSING, "unknown", "none"}
 COORDINATOR_ID = re.compile(r"^\((-?\d+)\)$", re.ASCII)
+# Group states (FORMATS 1.1) whose classic groups print an empty ASSIGNMENT-STRATEGY.
+NO_STRATEGY_STATES = {
+    "Empty",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "AwaitingSync",
+    "Dead",
+    "Unknown",
+    "Assigning",
+    "Reconciling",
+}
 
 
 def header_view(line: str) -> tuple[str, list[str]] | None:
@@ -100,6 +114,7 @@ def _header_view(text: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 HEADER_WORDS = ("GROUP", "TOPIC", "COORDINATOR", "CONSUMER-ID")
+GROUP_FROM_MESSAGE = "rows without GROUP column attributed to the group the tool's message names:"
 
 
 HEADER_START = r"^(?:GROUP|TOPIC|COORDINATOR|CONSUMER-ID)"
@@ -138,36 +153,85 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
     header_of = np.maximum.accumulate(np.where(is_header, positions, -1))
     segment = np.cumsum(blank | is_header)
     content = ~(blank | is_header)
-    by_layout: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    named = {} if context.get("group") else _groups_from_messages(text_lines, content, headers)
+    for group in named.values():
+        result.notes[f"{GROUP_FROM_MESSAGE} {group!r}"] += 1
+    by_layout: dict[tuple[str, tuple[str, ...], str | None], list[int]] = {}
     for h, (view, columns, comma) in headers.items():
-        layout = bulk[view].layout_for(columns, comma) if view in bulk else None
+        group = named.get(h, context.get("group"))
+        layout = bulk[view].layout_for(columns, comma, group) if view in bulk else None
         if layout:
-            by_layout.setdefault((view, layout), []).append(h)
+            by_layout.setdefault((view, layout, group), []).append(h)
     bulk_headers = [h for owners in by_layout.values() for h in owners]
     eligible = content & plain & np.isin(header_of, bulk_headers)
     rejected: set[int] = set()
-    for (view, layout), owners in by_layout.items():
+    for (view, layout, group), owners in by_layout.items():
         rows = np.flatnonzero(eligible & np.isin(header_of, owners))
         if len(rows):
             rejected |= bulk[view].convert(
-                layout, pa.array(rows + 1, pa.int32()), stripped.take(pa.array(rows))
+                layout, group, pa.array(rows + 1, pa.int32()), stripped.take(pa.array(rows))
             )
     per_line = sorted(
         set(np.flatnonzero(content & ~eligible).tolist()) | {number - 1 for number in rejected}
     )
     previous_segment = None
+    contexts = {h: {**context, "group": group} for h, group in named.items()}
     for index in per_line:
         owner = int(header_of[index])
         if owner >= 0:
             state.view, state.columns, state.comma = headers[owner]
         else:
             state.view, state.columns, state.comma = None, [], False
+        state.context = contexts.get(owner, context)
         if segment[index] != previous_segment:
             state.in_error = False
             previous_segment = segment[index]
         raw = text_lines[index]
         state.line(index + 1, raw, raw.strip(BLANKS))
     result.quarantine.sort(key=lambda q: q["line_number"] or 0)
+
+
+def _groups_from_messages(
+    text_lines: list[str], content: np.ndarray, headers: dict[int, tuple[str, list[str], bool]]
+) -> dict[int, str]:
+    """Header line -> group for the blocks of a layout without GROUP column (0.10.2 -
+    2.2) that the tool's own message right above names: those releases describe one
+    group per run and print `Consumer group 'x' has no active members.` (or `is
+    rebalancing`, or the --zookeeper offset errors) just before its table. Only when
+    the file's messages name exactly one group, and for headers whose columns are all
+    known (an unknown one may be a damaged GROUP); else the rows keep the path hint."""
+    groupless = [
+        h
+        for h, (view, columns, _) in headers.items()
+        if "GROUP" not in columns and set(columns) <= KNOWN_COLUMNS[view]
+    ]
+    if not groupless:
+        return {}
+    found = {
+        int(i): message
+        for i in np.flatnonzero(content)
+        if (message := msg.tool_message(text_lines[i].strip(BLANKS))) is not None
+    }
+    names = {msg.named_group(message) for message in found.values()} - {None}
+    if len(names) != 1:
+        return {}
+    return {h: group for h in groupless if (group := _announced(h, found, text_lines))}
+
+
+def _announced(header: int, found: dict[int, msg.Found], text_lines: list[str]) -> str | None:
+    """The group the nearest message above a header line announces; blank lines, log
+    noise and messages naming no group may sit between, nothing else."""
+    for index in range(header - 1, -1, -1):
+        line = text_lines[index].strip(BLANKS)
+        if not line or msg.is_log_noise(line):
+            continue
+        message = found.get(index)
+        group = msg.named_group(message)
+        if message is None or (group is not None and not message[0].announces):
+            return None
+        if group is not None:
+            return group
+    return None
 
 
 class _DescribeState:
@@ -182,9 +246,12 @@ class _DescribeState:
 
     def line(self, number: int, line: str, stripped: str) -> None:
         result = self.result
+        in_trace = self.in_error and line[:1] in "\t "
+        if not in_trace and self._message(number, line, stripped):
+            return
         if self.view is None:
             problem = "row before any header line"
-        elif not (self.in_error and line[:1] in "\t "):
+        elif not in_trace:
             try:
                 row = _ROW_BUILDERS[self.view](
                     _split(stripped, self.columns, self.comma, self.view), self.context
@@ -207,13 +274,28 @@ class _DescribeState:
             result.reject(number, line, f"tool error: {failure}")
             result.status = FAILED_CAPTURE
             self.in_error = True
-        elif msg.is_stack_trace(line) or (self.in_error and line[:1] in "\t "):
+        elif msg.is_stack_trace(line) or in_trace:
             result.reject(number, line, "tool error stack trace")
             result.status = FAILED_CAPTURE
-        elif msg.is_group_message(stripped) or msg.is_log_noise(stripped):
+        elif msg.is_log_noise(stripped):
             result.structural += 1
         else:
             result.reject(number, line, problem)
+
+    def _message(self, number: int, line: str, stripped: str) -> bool:
+        """A tool message: structural (with a note when a row shows a value as unknown
+        because of it), or quarantined when the tool printed it instead of a row."""
+        found = msg.tool_message(stripped)
+        if found is None:
+            return False
+        message = found[0]
+        if message.lost_row:
+            self.result.reject(number, line, f"tool message: {stripped} ({message.lost_row})")
+        else:
+            self.result.structural += 1
+            if message.note:
+                self.result.notes[message.note] += 1
+        return True
 
 
 OFFSETS_FIELDS = (
@@ -236,7 +318,9 @@ class _FastOffsets(BulkView):
 
     table, required = OFFSETS, OFFSETS_REQUIRED
 
-    def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
+    def convert(
+        self, layout: tuple[str, ...], group: str | None, numbers: pa.Array, lines: pa.Array
+    ) -> set[int]:
         index = {name: i for i, name in enumerate(layout)}
         width = len(layout)
         tokens = pc.utf8_split_whitespace(lines)
@@ -284,10 +368,10 @@ class _FastOffsets(BulkView):
             values = column(name)
             return pc.if_else(pc.equal(values, "-"), dash, values)
 
-        group = column("GROUP") if "GROUP" in index else pa.array([self.group] * count, pa.string())
+        group_ids = column("GROUP") if "GROUP" in index else pa.array([group] * count, pa.string())
         batch = pa.RecordBatch.from_arrays(
             [
-                group,
+                group_ids,
                 topic,
                 _int32(part, good),
                 current_i,
@@ -349,9 +433,7 @@ def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, s
     if len(tokens) == len(columns) - 1 and "CONSUMER-ID" in columns and "HOST" in columns:
         tokens = _unglue_host(tokens, columns)
     if len(tokens) < len(columns):
-        raise RowError(
-            f"missing column: {len(tokens)} values for {len(columns)} columns ({' '.join(columns)})"
-        )
+        raise _missing_column(len(tokens), columns)
     if len(tokens) > len(columns):
         if columns[-1] not in FREE_TEXT_LAST:
             raise RowError(
@@ -391,19 +473,39 @@ def _split_state(tokens: list[str], columns: list[str]) -> dict[str, str]:
     values["COORDINATOR-(ID)"] = " ".join(tokens[position : end + 1])
     rest = tokens[end + 1 :]
     after = columns[columns.index("COORDINATOR-(ID)") + 1 :]
-    if len(rest) == len(after) - 1 and "ASSIGNMENT-STRATEGY" in after:
+    if len(rest) == len(after) - 1 and _without_strategy(rest, after):
         rest = [
             *rest[: after.index("ASSIGNMENT-STRATEGY")],
             "",
             *rest[after.index("ASSIGNMENT-STRATEGY") :],
         ]
-    if len(rest) != len(after):
+    if len(rest) < len(after):
+        raise _missing_column(position + 1 + len(rest), columns)
+    if len(rest) > len(after):
         raise RowError(
             f"state row has {len(rest)} values after the coordinator for "
             f"{len(after)} columns ({' '.join(after)})"
         )
     values.update(zip(after, rest, strict=True))
     return values
+
+
+def _without_strategy(rest: list[str], after: list[str]) -> bool:
+    """Whether a state row one value short printed an empty ASSIGNMENT-STRATEGY: Kafka
+    (<= 3.9) does so only for a classic group that is not Stable, so the value in the
+    STATE place must name such a state; otherwise the row lost a value (a truncated
+    `... range Stable`), and is not shifted to fit."""
+    if "ASSIGNMENT-STRATEGY" not in after or "STATE" not in after:
+        return False
+    strategy, state = after.index("ASSIGNMENT-STRATEGY"), after.index("STATE")
+    return strategy < state and rest[state - 1] in NO_STRATEGY_STATES
+
+
+def _missing_column(values: int, columns: list[str]) -> RowError:
+    """A row with fewer values than its header: truncated, or a value lost in the
+    middle; which one cannot be told, so no value is read from it."""
+    shown = " ".join(columns).replace("COORDINATOR-(ID)", "COORDINATOR (ID)")
+    return RowError(f"missing column: {values} values for {len(columns)} columns ({shown})")
 
 
 def _value(values: dict[str, str], column: str) -> str | None:

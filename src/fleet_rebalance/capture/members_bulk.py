@@ -47,7 +47,9 @@ TOPICLESS = rf"^\({PARTS}\)(?:, \({PARTS}\))*$"  # (0,1,10), (2)   (3.8, 3.9)
 class BulkMembers(BulkView):
     table, required = MEMBERS, REQUIRED
 
-    def convert(self, layout: tuple[str, ...], numbers: pa.Array, lines: pa.Array) -> set[int]:
+    def convert(
+        self, layout: tuple[str, ...], group: str | None, numbers: pa.Array, lines: pa.Array
+    ) -> set[int]:
         index = {name: i for i, name in enumerate(layout)}
         width = len(layout)
         free_last = layout[-1] in FREE_TEXT_LAST
@@ -88,10 +90,10 @@ class BulkMembers(BulkView):
             stated = partition_count.is_valid().to_numpy(zero_copy_only=False)
             counts = partition_count.fill_null(0).to_numpy()
             good &= ~stated | (listed == counts)
-        group = column("GROUP") if "GROUP" in index else pa.array([self.group] * count)
+        group_ids = column("GROUP") if "GROUP" in index else pa.array([group] * count, pa.string())
         batch = pa.RecordBatch.from_arrays(
             [
-                group,
+                group_ids,
                 value("CONSUMER-ID"),
                 value("GROUP-INSTANCE-ID"),
                 value("HOST"),

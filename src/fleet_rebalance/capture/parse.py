@@ -58,36 +58,39 @@ def parse_capture(
     text = decode(data)
     text_lines = text.lines
     if not any(line.strip() for line in text_lines):
-        result = ParseResult(kind="unknown", lines=len(text_lines), status=FAILED_CAPTURE)
-        result.reject(None, "", "empty capture file (failed capture: a gap, not 'no groups')")
+        blank = len(text_lines)
+        result = ParseResult(kind="unknown", lines=blank, structural=blank, status=FAILED_CAPTURE)
+        result.reject_file("empty capture file (failed capture: a gap, not 'no groups')", lines=0)
         return result
     control, total = control_share(text_lines)
     if _binary(control, total):
         result = ParseResult(kind="unknown", lines=len(text_lines), status=REJECTED)
-        result.reject(
-            None, "", f"not a text capture: {control} control characters in the first {total}"
-        )
+        result.reject_file(f"not a text capture: {control} control characters in the first {total}")
         return result
     kind = detect_kind(text_lines)
     path = path or parse_capture_path(relative, path_pattern)
+    if kind is None and msg.only_messages(text_lines):
+        # A group with nothing to tabulate (Empty without offsets, Dead, no such group).
+        result = ParseResult(kind="unknown", lines=len(text_lines), structural=len(text_lines))
+        result.notes["no table: only the tool's messages"] += 1
+        return result
     if kind is None:
         failed = any(msg.tool_error(line.strip()) for line in text_lines)
         result = ParseResult(
             kind="unknown", lines=len(text_lines), status=FAILED_CAPTURE if failed else REJECTED
         )
-        result.reject(
-            None,
-            text_lines[0][:500] if text_lines else "",
+        result.reject_file(
             "tool error, no capture content (failed capture)"
             if failed
             else "unrecognised content: no describe header, topic, log or JSON line",
+            text_lines[0][:500] if text_lines else "",
         )
         return result
     result = ParseResult(kind=kind, lines=len(text_lines), text_lines=text_lines)
     if kind != "coordinator_log" and path.captured_at is None:
         result.status = REJECTED
-        result.reject(
-            None, "", f"no capture time in the path {relative!r} (expected e.g. 2026-11-20T0910Z)"
+        result.reject_file(
+            f"no capture time in the path {relative!r} (expected e.g. 2026-11-20T0910Z)"
         )
         return result
     context: dict[str, Any] = {

@@ -37,6 +37,8 @@ class ParseResult:
     structural: int = 0
     # Lines that produced a row; a line can feed several tables (jsonl), counted once.
     row_lines: int = 0
+    # Lines the whole-file quarantine row (line_number null) stands for.
+    file_lines: int = 0
     status: str = OK
     notes: Counter = field(default_factory=Counter)
     # Bulk rows as Arrow batches (the offsets view's fast path); the file's common values
@@ -49,7 +51,18 @@ class ParseResult:
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows.setdefault(table, []).append(row)
 
-    def reject(self, line_number: int | None, line: str, reason: str) -> None:
+    def reject(self, line_number: int, line: str, reason: str) -> None:
+        self._quarantine(line_number, line, reason)
+
+    def reject_file(self, reason: str, line: str = "", *, lines: int | None = None) -> None:
+        """One quarantine row for the whole file (line_number null), standing for `lines`
+        of its lines: by default all of them, as such a file is not parsed further. It
+        is one row of the quarantine table but that many quarantined lines, so the line
+        accounting holds (an empty file: 0 lines, one file row)."""
+        self.file_lines = self.lines if lines is None else lines
+        self._quarantine(None, line, reason)
+
+    def _quarantine(self, line_number: int | None, line: str, reason: str) -> None:
         self.quarantine.append(
             {"line_number": line_number, "line": line, "reason": _capped(reason), "kind": self.kind}
         )
@@ -89,17 +102,26 @@ class ParseResult:
             rows += [{**row, **self.common} for row in batch.to_pylist()]
         return sorted(rows, key=lambda r: r.get("line_number") or 0)
 
+    @property
+    def quarantined_lines(self) -> int:
+        """Lines in quarantine: one per line's row, and those a whole-file row stands for."""
+        return sum(q["line_number"] is not None for q in self.quarantine) + self.file_lines
+
+    @property
+    def file_reason(self) -> str | None:
+        """The reason of the whole-file quarantine row, if there is one."""
+        return next((q["reason"] for q in self.quarantine if q["line_number"] is None), None)
+
     def reconciles(self) -> bool:
-        whole_file = any(q["line_number"] is None for q in self.quarantine)
-        if whole_file:
-            return True
-        return self.lines == self.row_lines + len(self.quarantine) + self.structural
+        return self.lines == self.row_lines + self.quarantined_lines + self.structural
 
     def reconciliation(self) -> str:
-        return (
-            f"{self.lines} lines = {self.row_lines} parsed + {len(self.quarantine)} "
-            f"quarantined + {self.structural} structural"
-        )
+        return accounting(self.lines, self.row_lines, self.quarantined_lines, self.structural)
+
+
+def accounting(lines: int, parsed: int, quarantined: int, structural: int) -> str:
+    """The identity every file's lines must satisfy, as the run log prints it."""
+    return f"{lines} lines = {parsed} parsed + {quarantined} quarantined + {structural} structural"
 
 
 REASON_CHARS = 500  # a reason may quote a value; a value may be a megabyte of garbage

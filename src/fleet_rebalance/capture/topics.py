@@ -1,7 +1,17 @@
-"""kafka-topics.sh --describe (FORMATS 2): a header line per topic, a line per partition."""
+"""kafka-topics.sh --describe (FORMATS 2): a header line per topic, a line per partition.
+
+Fields are `Key: value` (`Key:value` in headers before 2.4) separated by tabs. Copies
+often have the tabs expanded to spaces; the fields are then told apart by Kafka's own
+key names, which no value spells after a blank: topic names, ids, numbers and broker
+lists hold no blanks. Only `Configs:` is free text, and only `MarkedForDeletion` follows
+it; headers are structural, so it is never split. A field of an unknown key between
+tabs is skipped as before (a newer Kafka's); without tabs it stays in the value before
+it, whose check then quarantines the line.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fleet_rebalance.capture import lines as msg
@@ -9,27 +19,70 @@ from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 from fleet_rebalance.capture.result import FAILED_CAPTURE, TOPIC_PARTITIONS, ParseResult
 from fleet_rebalance.capture.text import BLANKS
 
+KEYS = (
+    "Topic",
+    "TopicId",
+    "PartitionCount",
+    "ReplicationFactor",
+    "Configs",
+    "MarkedForDeletion",
+    "Partition",
+    "Leader",
+    "Replicas",
+    "Isr",
+    "Adding Replicas",
+    "Removing Replicas",
+    "Elr",
+    "LastKnownElr",
+)
+# A known key at the start or after a blank; longest first (TopicId before Topic).
+KEY = re.compile(
+    r"(?<![^ \t])(" + "|".join(re.escape(k) for k in sorted(KEYS, key=len, reverse=True)) + "):"
+)
+FREE_TEXT = "Configs"
+SPACES_FOR_TABS = "topics lines with spaces for tabs (read by their Key: names)"
+
 
 def is_topics_line(line: str) -> bool:
     return line.lstrip("\t ").startswith("Topic:")
 
 
 def _fields(line: str) -> dict[str, str]:
-    """'Key: value' (or 'Key:value' before 2.4) pairs separated by tabs."""
-    fields = {}
+    """The line's `Key: value` pairs, by tab, then by the known keys within a field."""
+    fields: dict[str, str] = {}
     for part in line.split("\t"):
-        key, sep, value = part.partition(":")
-        if sep:
-            fields[key.strip(BLANKS)] = value.strip(BLANKS)
+        keys = list(KEY.finditer(part))
+        if not keys or part[: keys[0].start()].strip(BLANKS):
+            key, sep, value = part.partition(":")
+            if sep:
+                fields[key.strip(BLANKS)] = value.strip(BLANKS)
+            continue
+        for this, following in zip(keys, [*keys[1:], None], strict=True):
+            if this.group(1) == FREE_TEXT:
+                fields[FREE_TEXT] = part[this.end() :].strip(BLANKS)
+                break
+            end = following.start() if following else len(part)
+            fields[this.group(1)] = part[this.end() : end].strip(BLANKS)
     return fields
 
 
-def _brokers(text: str | None, column: str) -> list[int]:
-    if text is None:
-        raise ValueError(f"missing {column}")
+def _value(fields: dict[str, str], key: str, *, empty: bool = False) -> str:
+    """A field's value, one word as Kafka prints every field but Configs: one with a
+    blank took in what followed it (a field Kafka never printed, or damage)."""
+    value = fields[key]
+    if any(blank in value for blank in BLANKS):
+        raise ValueError(f"{key} value {value!r} holds a blank (text after it that is no field)")
+    if not value and not empty:
+        raise ValueError(f"empty {key}")
+    return value
+
+
+def _brokers(fields: dict[str, str], key: str) -> list[int]:
+    """Broker ids `1,2,3`; empty or `N/A` (Elr from a Metadata-API fallback) is none."""
+    text = _value(fields, key, empty=True)
     if text in ("", "N/A"):
         return []
-    return [parse_int(b, f"{column} broker id", INT32) for b in text.split(",")]
+    return [parse_int(b, f"{key} broker id", INT32) for b in text.split(",")]
 
 
 def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
@@ -40,20 +93,22 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
             result.structural += 1
             continue
         if not is_topics_line(line):
-            failure = msg.tool_error(line.strip()) or (
-                line.split(" : ", 1)[1] if line.startswith("Error while executing") else None
-            )
+            failure = msg.tool_error(line.strip())
             if failure is not None or msg.is_stack_trace(line):
                 result.reject(
                     number, line, f"tool error: {failure}" if failure else "tool error stack trace"
                 )
                 result.status = FAILED_CAPTURE
-            elif msg.is_log_noise(line.strip()):
+            elif msg.is_log_noise(line.strip()) or msg.tool_message(
+                line.strip(), msg.TOPIC_MESSAGES
+            ):
                 result.structural += 1
             else:
                 result.reject(number, line, "not a kafka-topics.sh --describe line")
             continue
         fields = _fields(line)
+        if "\t" not in line.strip(BLANKS):
+            result.notes[SPACES_FOR_TABS] += 1
         if "PartitionCount" in fields:
             topic_id = fields.get("TopicId") or None
             if topic_id is not None and "\ufffd" in topic_id:  # undecodable bytes: unknown
@@ -63,16 +118,16 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
             result.structural += 1
             continue
         try:
-            topic = fields["Topic"]
-            partition = parse_int(fields["Partition"], "Partition", INT32)
+            topic = _value(fields, "Topic")
+            partition = parse_int(_value(fields, "Partition"), "Partition", INT32)
             if partition < 0:
                 raise NumberError(f"negative Partition {partition}")
-            leader_text = fields["Leader"]
+            leader_text = _value(fields, "Leader")
             leader = (
                 None if leader_text in ("none", "-1") else parse_int(leader_text, "Leader", INT32)
             )
-            replicas = _brokers(fields.get("Replicas"), "Replicas")
-            isr = _brokers(fields.get("Isr"), "Isr")
+            replicas = _brokers(fields, "Replicas")
+            isr = _brokers(fields, "Isr")
         except KeyError as exc:
             result.reject(number, line, f"malformed partition line: no {exc} field")
             continue

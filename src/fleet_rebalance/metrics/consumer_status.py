@@ -1,29 +1,88 @@
 """`consumer_status`: Burrow's partition evaluation over windows of captured offsets.
 
-Burrow keeps, per partition, the last `intervals` commits (offset, lag, timestamp) and
-rates them (evaluator/caching.go): OK when the lag is zero now or anywhere in the
-window; otherwise, worst first, REWIND (an offset went backwards), STOP (time since the
-last commit exceeds the window's span), STALL (offsets never move), WARN (lag never
-decreases), else OK. A group's status is its worst partition's, capped at ERR.
+The rules are current Burrow's (linkedin/Burrow `core/internal/evaluator/caching.go`,
+`calculatePartitionStatus`, read at commit ced55ba), in its order; the first that holds
+decides:
 
-Captures are not commits, so each capture is one window entry and its timestamp says
-when the consumer last showed life: the capture time while a member owns the
-partition (a live consumer commits on every poll), else the first capture that showed
-the current offset (nobody has committed since). So a partition left without an owner
-STOPs, and one whose owner keeps the offset still STALLs, as Burrow tells them apart.
-The previous date's captures fill the first windows of the day; one status is rated at
-every capture of the date. A window of a single capture has nothing to compare and is
-OK (Burrow, rating one commit, would call it STALL or STOP).
+1. the current lag is at most the allowed lag (Burrow's `allowed-lag`, 0 by default): OK;
+2. STOP: the time since the last entry exceeds the window's span (last entry minus first),
+   unless the broker's recent offsets show the consumer was caught up lately. Checked
+   before the zero-lag rule (Burrow #292) because a zero lag early in a window does not
+   mean the consumer still runs; the exception (#338, for #303) spares a consumer of a
+   quiet partition that was caught up until a message just arrived;
+3. REWIND: the first offset of the window that went back, unless a later entry of the
+   window is back at or past the offset before it. Also checked before the zero-lag
+   rule, and recovered rewinds forgiven, since d69a8ec (a rebalance that re-commits an
+   old offset and catches up is no fault);
+4. the lag is within the allowed lag at some entry of the window: OK;
+5. STALL: the offset never moves in the window;
+6. WARN: the lag never decreases (known lags, each against the previous known one);
+7. otherwise OK.
+
+A group's status is its worst partition's, capped at ERR.
+
+Captures are not commits, so:
+- A capture with a committed offset is one window entry; one without a lag still is
+  (Burrow keeps commits without a lag and skips them in the lag rules), but only a
+  capture with a lag is rated: its lag is Burrow's current lag. Windows end at every
+  capture of the date (the previous date's captures fill the first ones); "now" is the
+  rated capture's time, so the status is sampled at captures, where Burrow's changes
+  whenever it is asked.
+- An entry's timestamp is when the consumer last showed life: the capture time while a
+  member owns the partition (a live consumer commits on every poll) or when its offset
+  moved, else the timestamp of the capture before. So a partition left without an
+  owner STOPs, and one whose owner keeps the offset still STALLs, as Burrow tells them
+  apart.
+- The broker's recent offsets are the log-end offsets of the window's captures taken
+  after the consumer last showed life. Those captures saw the very committed offset the
+  rule compares with, so a log end at or below it is zero lag at that moment, which is
+  what Burrow's check stands for. Burrow compares with its last `intervals` broker
+  fetches (10 fetches 10 s apart with its defaults), which can reach back before the
+  last commit, where a log end below it says nothing about the lag then; a window of
+  captures always reaches back a whole window, so those are left out.
+- The window is the rated capture and the `intervals - 1` captures before it. A capture
+  is a commit sample and a broker fetch at once, so one window holds both, where Burrow
+  keeps `intervals` commits and `intervals` broker offsets apart. Once every capture of
+  a window came after the consumer's last sign of life the window spans no time, so it
+  is STOP unless a log end since showed it caught up; Burrow's window would still span
+  its last commits, and its STOP comes later.
+- A window of a single capture has nothing to compare and is OK (Burrow, rating one
+  commit, would call it STALL or STOP). Burrow's minimum-complete threshold (partial
+  rings) has no counterpart: every window is rated.
+
+Burrow's own cases (`caching_test.go`) run as captures in tests/test_burrow_cases.py:
+each commit is a capture a member owns at the commit's timestamp (log end = offset +
+lag, none without a lag); each broker offset is a later capture nobody owns (no commit
+since) showing the last committed offset and that log end, oldest first, the last at
+Burrow's `timeNow` with its current lag: the capture rated. The window holds them all.
+Case by case:
+- CheckRules 0-7, 9-14: Burrow's status and every check's result.
+- CheckRules 8 (a documented difference in three checks, not in the status): its
+  current lag (0) and broker offset (5250 over offset 5000) cannot be one capture
+  (LAG = LOG-END-OFFSET - CURRENT-OFFSET); the capture keeps the current lag, which the
+  case is about, so its log end is 5000. Status OK, as Burrow's; but in the window that
+  capture is a zero lag, a decrease after 250 and a log end at the committed offset after
+  the last commit: "lag always not zero" and "lag not decreasing" are false and "recent
+  lag zero" true (Burrow: true, true, false).
+- CheckRules 15: its current lag (300) does not fit broker offset 4300 over offset
+  2500; the capture keeps the current lag (log end 2800). Status and checks as Burrow's.
+- SingleRequest_NoShowAll, _ShowAll, _Incomplete (the storage fixture's two groups):
+  the statuses (OK; STOP, group ERR) and current lags; `complete` and Maxlag's start and
+  end are not in the table.
+- Start: a group with no committed offset captured has no rows (Burrow: NOTFOUND).
+- The module's plumbing (Configure, the request channel, the cache, TopicDeleted) has
+  no counterpart in a batch job.
 
 One call rates one group (its status is over all its partitions). Rules over
-neighbouring entries (an offset going back, moving, the lag shrinking) are flags on
-each entry against the one before it; "any pair in the window" is a difference of
-running sums, so every window of every partition is rated at once.
+neighbouring entries are flags on each entry against the one before it; "any flag in
+the window" is a difference of running sums and "the first one" a reverse running
+minimum, so every window of every partition is rated at once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -34,78 +93,201 @@ from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
 RANKS = {"OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
 NAMES = np.array([None, *RANKS], dtype=object)  # NAMES[rank]
 # What one call reads, per offsets sample of the run date or the day before.
-INPUT_COLUMNS = [*SAMPLE_COLUMNS, "consumer_id"]
+INPUT_COLUMNS = [*SAMPLE_COLUMNS, "log_end_offset", "consumer_id"]
+# Burrow's `allowed-lag` default: only a zero lag counts as caught up.
+ALLOWED_LAG = 0
 
 
-def window_ranks(
-    starts: np.ndarray,
-    micros: np.ndarray,
-    offsets: np.ndarray,
-    lags: np.ndarray,
-    owned: np.ndarray,
-    intervals: int,
-) -> np.ndarray:
-    """The Burrow rank of each entry's window: entries sorted by partition, then time;
-    `starts` marks each partition's first entry; a window is the entry and the
-    `intervals - 1` entries of its partition before it."""
-    row = np.arange(len(micros))
-    first = np.maximum.accumulate(np.where(starts, row, 0))  # the partition's first row
-    window = np.maximum(first, row - intervals + 1)
-    pairs = np.maximum(first, row - intervals + 2)  # entries compared with one before
+@dataclass(frozen=True)
+class Entries:
+    """One group's window entries (captures with a committed offset), sorted by
+    partition, then time; unknown lags and log ends are 0 with their flag False."""
 
-    def any_in(flag: np.ndarray, begin: np.ndarray) -> np.ndarray:
-        running = np.r_[0, np.cumsum(flag)]
-        return running[row + 1] > running[begin]
-
-    previous_offset, previous_lag = np.r_[0, offsets[:-1]], np.r_[0, lags[:-1]]
-    paired = ~starts
-    seconds = micros / 1_000_000
-    changed = starts | (offsets != previous_offset)
-    since = seconds[np.maximum.accumulate(np.where(changed, row, 0))]
-    ts = np.where(owned, seconds, since)
-    rules = [
-        (lags <= 0) | any_in(lags == 0, window),
-        row - window < 1,  # a window of one entry
-        any_in(paired & (offsets < previous_offset), pairs),
-        seconds - ts > ts - ts[window],
-        ~any_in(paired & (offsets != previous_offset), pairs),
-        ~any_in(paired & (lags < previous_lag), pairs),
-    ]
-    ranks = [RANKS[s] for s in ("OK", "OK", "REWIND", "STOP", "STALL", "WARN")]
-    return np.select(rules, ranks, default=RANKS["OK"])
+    topic_code: np.ndarray
+    topics: pa.Array  # topic_code -> name
+    partition: np.ndarray
+    micros: np.ndarray  # captured_at
+    offsets: np.ndarray
+    lags: np.ndarray
+    lag_known: np.ndarray
+    log_ends: np.ndarray
+    log_end_known: np.ndarray
+    owned: np.ndarray
+    on_day: np.ndarray  # captured on the run date
+    starts: np.ndarray  # a partition's first entry
 
 
-def group_consumer_status(table: pa.Table, run_date: dt.date, intervals: int) -> dict[str, list]:
-    """consumer_status columns of one group for run_date ({} when it has no rated entry
-    that day); `table` holds the group's offset_samples rows (INPUT_COLUMNS: topic and
-    partition known) of run_date and the day before."""
-    committed = pc.and_(
-        pc.and_(pc.is_valid(table["current_offset"]), pc.is_valid(table["lag"])),
-        pc.is_valid(table["captured_at"]),
-    )
+@dataclass(frozen=True)
+class Checks:
+    """Burrow's checks, per entry, over the window ending at it (caching.go's names)."""
+
+    current_lag_allowed: np.ndarray  # not (currentLag > allowedLag)
+    single_entry: np.ndarray
+    lag_always_not_zero: np.ndarray  # isLagAlwaysNotZero
+    offsets_rewind: np.ndarray  # checkIfOffsetsRewind > 0
+    rewind_recovered: np.ndarray  # checkIfRewindRecovered (False without a rewind)
+    offsets_stopped: np.ndarray  # checkIfOffsetsStopped
+    offsets_stalled: np.ndarray  # checkIfOffsetsStalled
+    lag_not_decreasing: np.ndarray  # checkIfLagNotDecreasing
+    recent_lag_zero: np.ndarray  # checkIfRecentLagZero
+
+
+def entries_of(table: pa.Table, run_date: dt.date) -> Entries:
+    """The window entries of one group's offsets samples (INPUT_COLUMNS): captures
+    without a committed offset or time are none (Burrow has no commit for them)."""
+    committed = pc.and_(pc.is_valid(table["current_offset"]), pc.is_valid(table["captured_at"]))
     table = table.filter(committed)
-    if not table.num_rows:
-        return {}
     topics = table["topic"].combine_chunks().dictionary_encode()
     topic_code = topics.indices.to_numpy(zero_copy_only=False)
     partition = table["partition"].to_numpy(zero_copy_only=False)
     micros = pc.cast(table["captured_at"], pa.int64()).to_numpy(zero_copy_only=False)
     order = np.lexsort((micros, partition, topic_code))
     topic_code, partition, micros = topic_code[order], partition[order], micros[order]
-    today = on_date(table, run_date)[order]
-    rows = np.flatnonzero(today)
+
+    def known(name: str) -> tuple[np.ndarray, np.ndarray]:
+        column = table[name]
+        if not column.null_count:  # the usual case: skip the fill and the mask
+            return column.to_numpy(zero_copy_only=False)[order], np.ones(len(order), bool)
+        values = pc.fill_null(column, 0).to_numpy(zero_copy_only=False)
+        return values[order], valid(column)[order]
+
+    lags, lag_known = known("lag")
+    log_ends, log_end_known = known("log_end_offset")
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (topic_code[1:] != topic_code[:-1]) | (partition[1:] != partition[:-1])
+    return Entries(
+        topic_code=topic_code,
+        topics=topics.dictionary,
+        partition=partition,
+        micros=micros,
+        offsets=table["current_offset"].to_numpy(zero_copy_only=False)[order],
+        lags=lags,
+        lag_known=lag_known,
+        log_ends=log_ends,
+        log_end_known=log_end_known,
+        owned=valid(table["consumer_id"])[order],
+        on_day=on_date(table, run_date)[order],
+        starts=starts,
+    )
+
+
+def window_checks(entries: Entries, intervals: int, allowed_lag: int = ALLOWED_LAG) -> Checks:
+    """Each of Burrow's checks on the window of every entry: the entry and the
+    `intervals - 1` entries of its partition before it."""
+    e = entries
+    n = len(e.micros)
+    row = np.arange(n)
+    first = np.maximum.accumulate(np.where(e.starts, row, 0))  # the partition's first row
+    window = np.maximum(first, row - intervals + 1)
+    pairs = window + 1  # entries compared with the one before, inside the window
+    after = row + 1
+
+    def any_in(flag: np.ndarray, begin: np.ndarray) -> np.ndarray:
+        """Whether `flag` holds at some entry from `begin` to the window's end."""
+        running = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(flag, out=running[1:])
+        return running[after] > running[np.minimum(begin, after)]
+
+    def next_at(flag: np.ndarray) -> np.ndarray:
+        """The first entry at or after each index (and at n) where `flag` holds, else n."""
+        at = np.full(n + 1, n)
+        at[:n] = np.where(flag, row, n)
+        return np.minimum.accumulate(at[::-1])[::-1]
+
+    previous = np.empty_like(e.offsets)  # the entry before's offset (a start: itself)
+    previous[:1], previous[1:] = e.offsets[:1], e.offsets[:-1]
+    paired = ~e.starts
+    moved = paired & (e.offsets != previous)
+    back = paired & (e.offsets < previous)
+
+    # Life: an owner (it commits on every poll) or a moved offset; timestamps in µs.
+    last_life = np.maximum.accumulate(np.where(e.starts | e.owned | moved, row, 0))
+    ts = e.micros[last_life]
+    stopped = e.micros - ts > ts - ts[window]
+    # After the last life the committed offset is the current one: log end <= it is a
+    # zero lag seen then.
+    caught_up = e.log_end_known & (e.log_ends <= e.offsets)
+    recent_lag_zero = any_in(caught_up, np.maximum(window, last_life + 1))
+
+    rewound = rewind_recovered = np.zeros(n, dtype=bool)
+    if back.any():  # rare: most partitions never rewind
+        rewind_at = next_at(back)[pairs]  # the window's first rewind, n without one
+        rewound = rewind_at <= row
+        recovered_at = _recovery(e.offsets, back, first, intervals)
+        rewind_recovered = rewound & (recovered_at[np.minimum(rewind_at, n)] <= row)
+
+    allowed = e.lag_known & (e.lags <= allowed_lag)
+    last_known = np.maximum.accumulate(np.where(e.lag_known, row, -1))
+    before = np.empty_like(last_known)  # the previous entry with a lag, -1 for none
+    before[:1], before[1:] = -1, last_known[:-1]
+    shrank = e.lag_known & (e.lags < e.lags[np.maximum(before, 0)])
+    # A shrink counts from the window's second known lag on: the lag it shrank from is
+    # then in the window too (and so in the same partition).
+    known_from = window if e.lag_known.all() else next_at(e.lag_known)[window]
+    return Checks(
+        current_lag_allowed=allowed,
+        single_entry=row == window,
+        lag_always_not_zero=~any_in(allowed, window),
+        offsets_rewind=rewound,
+        rewind_recovered=rewind_recovered,
+        offsets_stopped=stopped,
+        offsets_stalled=~any_in(moved, pairs),
+        lag_not_decreasing=~any_in(shrank, known_from + 1),
+        recent_lag_zero=recent_lag_zero,
+    )
+
+
+def _recovery(
+    offsets: np.ndarray, back: np.ndarray, first: np.ndarray, intervals: int
+) -> np.ndarray:
+    """For each rewind (and at n), the first entry from it on that is back at or past the
+    offset before it; n if none within reach: a window holding the rewind ends at most
+    `intervals - 2` entries after it."""
+    n = len(offsets)
+    recovered = np.full(n + 1, n)
+    at = np.flatnonzero(back)
+    if not len(at) or intervals < 2:
+        return recovered
+    later = at[:, None] + np.arange(intervals - 1)
+    reach = np.minimum(later, n - 1)
+    hit = (later < n) & (first[reach] == first[at, None])
+    hit &= offsets[reach] >= offsets[at - 1, None]
+    recovered[at] = np.where(hit.any(axis=1), at + hit.argmax(axis=1), n)
+    return recovered
+
+
+def window_ranks(checks: Checks) -> np.ndarray:
+    """Each entry's Burrow status rank: the checks in Burrow's order, first match wins."""
+    c = checks
+    rules = [
+        (c.current_lag_allowed, "OK"),
+        (c.single_entry, "OK"),
+        (c.offsets_stopped & ~c.recent_lag_zero, "STOP"),
+        (c.offsets_rewind & ~c.rewind_recovered, "REWIND"),
+        (~c.lag_always_not_zero, "OK"),
+        (c.offsets_stalled, "STALL"),
+        (c.lag_not_decreasing, "WARN"),
+    ]
+    return np.select([r for r, _ in rules], [RANKS[s] for _, s in rules], RANKS["OK"])
+
+
+def group_consumer_status(
+    table: pa.Table, run_date: dt.date, intervals: int, allowed_lag: int = ALLOWED_LAG
+) -> dict[str, list]:
+    """consumer_status columns of one group for run_date ({} when it has no rated entry
+    that day); `table` holds the group's offset_samples rows (INPUT_COLUMNS: topic and
+    partition known) of run_date and the day before."""
+    e = entries_of(table, run_date)
+    rated = e.on_day & e.lag_known
+    rows = np.flatnonzero(rated)
     if not len(rows):
         return {}
-    offsets = table["current_offset"].to_numpy(zero_copy_only=False)[order]
-    lags = table["lag"].to_numpy(zero_copy_only=False)[order]
-    owned = valid(table["consumer_id"])[order]
-    starts = np.r_[True, (topic_code[1:] != topic_code[:-1]) | (partition[1:] != partition[:-1])]
-    ranks = window_ranks(starts, micros, offsets, lags, owned, intervals)[today]
-    # A partition's entries of the date are consecutive in `rows`: one segment each.
-    partition_of = (np.cumsum(starts) - 1)[rows]
+    ranks = window_ranks(window_checks(e, intervals, allowed_lag))[rows]
+    # A partition's rated entries are consecutive in `rows`: one segment each.
+    partition_of = (np.cumsum(e.starts) - 1)[rows]
     begin = np.flatnonzero(np.r_[True, partition_of[1:] != partition_of[:-1]])
     end = np.r_[begin[1:], len(rows)] - 1
-    times = micros[rows]
+    times = e.micros[rows]
     worst = np.maximum.reduceat(ranks, begin)
     windows = np.diff(np.r_[begin, len(rows)])
     is_worst = ranks == np.repeat(worst, windows)
@@ -117,11 +299,11 @@ def group_consumer_status(table: pa.Table, run_date: dt.date, intervals: int) ->
         "cluster": [cluster] * count,
         "group_id": [group] * count,
         "date": [run_date] * count,
-        "topic": topics.dictionary.take(pa.array(topic_code[rows[begin]])).to_pylist(),
-        "partition": partition[rows[begin]],
+        "topic": e.topics.take(pa.array(e.topic_code[rows[begin]])).to_pylist(),
+        "partition": e.partition[rows[begin]],
         "windows": windows,
         "status": NAMES[last],
-        "current_lag": lags[rows[end]],
+        "current_lag": e.lags[rows[end]],
         "evaluated_at": times[end],
         "worst_status": NAMES[worst],
         "worst_status_at": worst_at,

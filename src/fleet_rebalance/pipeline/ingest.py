@@ -44,7 +44,8 @@ from pyspark.sql import DataFrame, SparkSession
 from fleet_rebalance.bins import largest_first
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches, parse_file
-from fleet_rebalance.capture.result import OK, REJECTED, SKIPPED
+from fleet_rebalance.capture.coordinator_log import UNMATCHED_GROUP_LINE
+from fleet_rebalance.capture.result import OK, REJECTED, SKIPPED, accounting
 from fleet_rebalance.capture.store import RawFile
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import Location, location
@@ -405,17 +406,16 @@ def _check_reconciliation(summaries: list[dict[str, Any]]) -> None:
     broken = [s for s in summaries if not s["reconciles"]]
     for s in sorted(summaries, key=lambda s: s["source_file"]):
         noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"]
+        missed = s["notes"].get(UNMATCHED_GROUP_LINE)  # events of a line we cannot read
         log.log(
-            logging.INFO if noteworthy else logging.DEBUG,
-            "%s [%s, %s]: %d lines = %d parsed + %d quarantined + %d structural; %d rows%s",
+            logging.WARNING if missed else logging.INFO if noteworthy else logging.DEBUG,
+            "%s [%s, %s]: %s; %d rows%s%s",
             s["source_file"],
             s["kind"],
             s["status"],
-            s["lines"],
-            s["parsed_lines"],
-            s["quarantined"],
-            s["structural"],
+            _accounting(s),
             s["rows"],
+            f"; whole file quarantined: {s['file_quarantine']}" if s.get("file_quarantine") else "",
             f"; {json.dumps(s['notes'])}" if s["notes"] else "",
         )
     statuses = Counter(s["status"] for s in summaries)
@@ -430,6 +430,13 @@ def _check_reconciliation(summaries: list[dict[str, Any]]) -> None:
             f"{len(broken)} file(s) do not reconcile (lines != parsed + "
             f"quarantined + structural): {names}"
         )
+
+
+def _accounting(summary: dict[str, Any]) -> str:
+    """lines = parsed + quarantined + structural, in lines: a whole-file quarantine row
+    counts as the lines it stands for (none for an empty file)."""
+    counts = ("lines", "parsed_lines", "quarantined_lines", "structural")
+    return accounting(*(summary[key] for key in counts))
 
 
 def _commit_bronze(
