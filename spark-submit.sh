@@ -21,7 +21,9 @@ java_major=${java_version%%.*}
 [[ "$java_major" =~ ^[0-9]+$ ]] && [ "$java_major" -ge "$min_java" ] ||
   die "Java $min_java or newer is required, found '${java_version:-unknown}' at $(command -v "$java_bin")"
 
+# The interpreter only creates the venv: once it exists, its own python is the one used.
 python_bin="${FLEET_PYTHON:-}"
+[ -z "$python_bin" ] && [ -x "$venv/bin/python" ] && python_bin="$venv/bin/python"
 if [ -z "$python_bin" ]; then
   for candidate in python3.11 python3; do
     if command -v "$candidate" >/dev/null 2>&1 &&
@@ -40,24 +42,32 @@ extras="cluster"
 
 hash_of() { sha256sum | cut -c1-16; }
 deps_hash="$(cat "$project/setup.cfg" "$project/pyproject.toml" | hash_of)"
-src_hash="$( cd "$project" && find src -type f \( -name '*.py' -o -name 'py.typed' \) | LC_ALL=C sort |
-  while read -r f; do echo "$f"; cat "$f"; done | hash_of)"
+# Names and contents of src/ (one sha256sum over every file, not a process per file).
+src_hash="$( cd "$project" && find src -type f \( -name '*.py' -o -name 'py.typed' \) -print0 |
+  LC_ALL=C sort -z | xargs -0 sha256sum | hash_of)"
 
 if [ ! -x "$venv/bin/python" ]; then
   echo "creating $venv (first run: installs pyspark, delta and friends; a minute or two)" >&2
   "$python_bin" -m venv "$venv"
 fi
+# A developer's editable install (pip install -e .) already runs src/ as it is: it is never
+# replaced by a copy (that would freeze src/ for everyone using the venv, tests included).
+editable=""
+for direct_url in "$venv"/lib/python*/site-packages/fleet_rebalance-*.dist-info/direct_url.json; do
+  [ -f "$direct_url" ] && grep -q '"editable": *true' "$direct_url" &&
+    grep -qF "\"file://$project\"" "$direct_url" && editable="-e"
+done
 # .fleet-deps holds "<setup.cfg hash> <extras>"; an install with the test extra serves every job.
 have_hash=""; have_extras=""
 [ -f "$venv/.fleet-deps" ] && read -r have_hash have_extras < "$venv/.fleet-deps"
 if [ "$have_hash" != "$deps_hash" ] ||
    { [ "$have_extras" != "$extras" ] && [ "$have_extras" != "cluster,test" ]; }; then
   echo "installing dependencies into $venv (first run, or setup.cfg changed)" >&2
-  "$venv/bin/python" -m pip install --quiet "$project[$extras]" >&2
+  "$venv/bin/python" -m pip install --quiet $editable "$project[$extras]" >&2
   echo "$deps_hash $extras" > "$venv/.fleet-deps"
   echo "$src_hash" > "$venv/.fleet-src"
   touch "$venv/.fleet-installed"
-elif [ "$(cat "$venv/.fleet-src" 2>/dev/null || true)" != "$src_hash" ]; then
+elif [ -z "$editable" ] && [ "$(cat "$venv/.fleet-src" 2>/dev/null || true)" != "$src_hash" ]; then
   echo "re-installing fleet_rebalance into $venv (src/ changed)" >&2
   "$venv/bin/python" -m pip install --quiet --no-deps --force-reinstall "$project" >&2
   echo "$src_hash" > "$venv/.fleet-src"

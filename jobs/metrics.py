@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from fleet_rebalance.cli import parse_job_args, pipeline_parser, run_job
+import argparse
+
+from fleet_rebalance.cli import job_args
+from fleet_rebalance.run_job import run_job
 
 
-def main() -> int:
-    args = parse_job_args(pipeline_parser("metrics", __doc__))
+def main(flags: argparse.Namespace) -> int:
+    args = job_args("metrics", flags)
     from fleet_rebalance.pipeline import metrics
     from fleet_rebalance.session import build_session
 
@@ -16,4 +19,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run_job(main)
+    run_job("metrics", main)

@@ -3,30 +3,24 @@ stdout and warehouse/reports/<date>.html."""
 
 from __future__ import annotations
 
-import logging
+import argparse
 
-from fleet_rebalance.cli import parse_job_args, pipeline_parser, run_job
+from fleet_rebalance.cli import job_args
+from fleet_rebalance.run_job import run_job
 
-log = logging.getLogger("fleet_rebalance.nightly")
 
-
-def main() -> int:
-    args = parse_job_args(pipeline_parser("nightly", __doc__))
-    if args.run_date is None:
-        log.error("nightly runs one date: pass --date (or none for the conf's default)")
-        return 2
-    from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
+def main(flags: argparse.Namespace) -> int:
+    # A step's failure (StepFailed) is reported by run_job: one line when its cause is
+    # one the user can act on (no captures for the date, a concurrent commit).
+    args = job_args("nightly", flags)
+    from fleet_rebalance.pipeline.nightly import report, run_steps
     from fleet_rebalance.session import build_session
 
     spark = build_session(args.config, job="nightly", run_date=args.run_date)
-    try:
-        run_steps(spark, args.config, args.run_date)
-    except StepFailed as exc:
-        log.error("nightly: %s", exc, exc_info=exc.__cause__)
-        return 1
+    run_steps(spark, args.config, args.run_date)
     print("\n".join(report(spark, args.config, args.run_date)), flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    run_job(main)
+    run_job("nightly", main)

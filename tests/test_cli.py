@@ -5,15 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli import (
-    UsageError,
-    check_job_args,
-    error_text,
-    parse_job_args,
-    pipeline_parser,
-    run_job,
-)
+from fleet_rebalance.cli import JobFailed, UsageError, error_text, parse_job_args, pipeline_parser
 from fleet_rebalance.config import MESSAGE_CHARS, ConfigError
+from fleet_rebalance.launch_checks import check_launch
+from fleet_rebalance.run_job import run_job
 
 PROJECT = Path(__file__).resolve().parent.parent
 CONF = str(PROJECT / "conf" / "local.yaml")
@@ -161,9 +156,9 @@ def test_latest_capture_date_out_of_range_is_refused(tmp_path):
     capture.write_text("GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG\n")
     conf = tmp_path / "latest.yaml"
     conf.write_text(f"default_date: latest\nraw_root: {tmp_path / 'raw'}\n")
-    with pytest.raises(SystemExit) as caught:
+    with pytest.raises(JobFailed) as caught:
         parse_job_args(pipeline_parser("job", "test"), ["--conf", str(conf)])
-    assert caught.value.code == (
+    assert str(caught.value) == (
         "default_date is latest but the latest capture is dated 0001-01-01: "
         "expected a date from 1970-01-02 to 9999-12-30, found 0001-01-01"
     )
@@ -177,32 +172,37 @@ def test_error_text_is_never_empty():
 
 
 def test_run_job_failure_with_an_empty_message_names_the_exception(caplog):
-    def main() -> int:
+    def main(args) -> int:
         raise OverflowError
 
     with pytest.raises(SystemExit) as caught:
-        run_job(main)
+        run_job("ingest", main, [])
     assert caught.value.code == 1
     assert "job failed: OverflowError" in caplog.text
 
 
 def test_run_job_reports_a_conf_error_in_one_line(capsys):
-    def main() -> int:
+    def main(args) -> int:
         raise ConfigError("conf/x.yaml: master: expected a Spark master URL\nsecond line")
 
     with pytest.raises(SystemExit) as caught:
-        run_job(main)
+        run_job("ingest", main, [])
     assert caught.value.code == 2
     line = one_stderr_line(capsys)
     assert line.endswith(": error: conf/x.yaml: master: expected a Spark master URL\\nsecond line")
 
 
 def test_launcher_check_reads_the_conf_only_when_asked(tmp_path):
+    """In cluster deploy mode the conf may exist only where the driver runs."""
     missing = str(tmp_path / "prod.yaml")
-    check_job_args(["--conf", missing, "--date", "2026-11-20"], read_conf=False)
-    with pytest.raises(ConfigError, match=r"prod\.yaml: configuration file not found"):
-        check_job_args(["--conf", missing, "--date", "2026-11-20"])
+    argv = ["--conf", missing, "--date", "2026-11-20"]
+    assert check_launch("nightly", argv, read_conf=False, here=False) == argv
+    with pytest.raises(UsageError, match=r"--conf .*prod\.yaml: no such file"):
+        check_launch("nightly", argv)
     with pytest.raises(UsageError, match="argument --date: expected a date from 1970-01-02"):
-        check_job_args(["--conf", missing, "--date", "1969-12-31"], read_conf=False)
-    # Flags other jobs add are theirs to check.
-    check_job_args(["SELECT 1", "--format", "csv", "--conf", CONF, "--assignors", "range"])
+        check_launch("nightly", ["--conf", missing, "--date", "1969-12-31"], read_conf=False)
+    # Each job's own flags are checked too.
+    with pytest.raises(UsageError, match="argument --format: invalid choice: 'xml'"):
+        check_launch("sql", ["SELECT 1", "--format", "xml"], read_conf=False)
+    with pytest.raises(UsageError, match="unrecognized arguments: --assignors range"):
+        check_launch("metrics", ["--assignors", "range"], read_conf=False)

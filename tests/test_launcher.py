@@ -1,5 +1,6 @@
 """spark-submit.sh's routing of flags, tested without starting Spark."""
 
+import io
 import os
 import subprocess
 import sys
@@ -242,13 +243,13 @@ def no_jvm(monkeypatch):
             ["nightly", "--raw-root", ""],
             {},
             "argument --raw-root: expected a directory or URI, found '' "
-            "(see ./spark-submit.sh --help)",
+            "(see ./spark-submit.sh nightly --help)",
         ),
         (
             ["ingest", "--warehouse=", "--date", "2026-11-20"],
             {},
             "argument --warehouse: expected a directory or URI, found '' "
-            "(see ./spark-submit.sh --help)",
+            "(see ./spark-submit.sh ingest --help)",
         ),
         (["metrics", "--conf", ""], {}, "--conf needs a value, found an empty one (see "),
         (["nightly", "--master", ""], {}, "--master needs a value, found an empty one (see "),
@@ -256,7 +257,7 @@ def no_jvm(monkeypatch):
             ["nightly", "--date", "0001-01-01"],
             {},
             "argument --date: expected a date from 1970-01-02 to 9999-12-30, found 0001-01-01 "
-            "(see ./spark-submit.sh --help)",
+            "(see ./spark-submit.sh nightly --help)",
         ),
         (
             ["sql", "SELECT 1", "--conf", "{m.yaml}"],
@@ -284,3 +285,81 @@ def test_hostile_input_is_refused_before_the_jvm_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert err.startswith("spark-submit.sh: " + placed(expected))
+
+
+def test_a_flag_before_the_job_says_flags_go_after_it(no_jvm, capsys):
+    assert main(["--conf", "nope.yaml", "nightly"]) == 2
+    assert capsys.readouterr().err == (
+        "spark-submit.sh: --conf before the job: flags go after it "
+        "(./spark-submit.sh <job> --conf)\n"
+    )
+
+
+def test_job_help_is_printed_without_starting_the_job(no_jvm, capsys):
+    assert main(["sql", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: sql ")
+    assert "{table,csv,json,markdown}" in out
+
+
+def test_sql_statements_on_stdin_become_its_query_and_the_driver_gets_our_stderr(
+    tmp_path, monkeypatch
+):
+    """Given: sql with its statements on stdin, which the JVM never passes on to the
+    driver. Then: the launcher reads them and hands them over after `--`; it names
+    itself as the JVM's pid so the driver can write its logs to this stderr."""
+    from fleet_rebalance.driver_stderr import LAUNCHER_PID_ENV
+
+    launched = {}
+
+    def execve(path, command, env):
+        launched.update(command=command, env=env)
+        raise SystemExit(0)
+
+    monkeypatch.setenv("FLEET_PROJECT_DIR", str(PROJECT))
+    monkeypatch.chdir(PROJECT)
+    monkeypatch.setattr(os, "execve", execve)
+    statements = "-- first\nSELECT 1;\nSELECT 2\n"
+    with pytest.raises(SystemExit):
+        main(["sql", "--warehouse", str(tmp_path), "--format", "csv"], io.StringIO(statements))
+    assert launched["command"][-7:] == [
+        str(PROJECT / "jobs" / "sql.py"),
+        "--warehouse",
+        str(tmp_path),
+        "--format",
+        "csv",
+        "--",
+        statements,
+    ]
+    assert launched["env"][LAUNCHER_PID_ENV] == str(os.getpid())
+
+
+def test_assignors_are_checked_before_the_jvm(no_jvm, capsys):
+    assert main(["replay", "--date", "2026-11-20", "--assignors", "range,stiky"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "spark-submit.sh: --assignors: unknown assignor 'stiky': expected one of range, "
+    )
+
+
+def test_a_refused_flag_imports_no_arrow_spark_or_pandas():
+    """Given: the launcher refusing --date 2026-13-45 in a fresh interpreter.
+    Expected: none of pyarrow, pyspark, pandas or numpy imported (pyarrow alone cost a
+    refusal about 0.3 s of CPU)."""
+    code = (
+        "import sys\n"
+        "from fleet_rebalance.launcher import main\n"
+        "status = main(['nightly', '--date', '2026-13-45'])\n"
+        "print(status, *sorted({name.split('.')[0] for name in sys.modules}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        env={**os.environ, "FLEET_PROJECT_DIR": str(PROJECT)},
+        timeout=60,
+    )
+    status, *imported = result.stdout.split()
+    assert status == "2", result.stderr
+    assert not {"pyarrow", "pyspark", "pandas", "numpy"} & set(imported)
+    assert "argument --date: expected YYYY-MM-DD" in result.stderr

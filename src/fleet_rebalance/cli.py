@@ -1,15 +1,14 @@
-"""Flags every pipeline job shares, and the job skeleton around them.
+"""A job's command line: its flags, their types, and the conf and run date they resolve to.
 
-Everything a command line can get wrong is refused here, in one line and with exit
-status 2, before a job builds its SparkSession; spark-submit.sh's launcher runs the same
-checks (check_job_args) before it even starts the JVM.
+A mistake is one line and a documented exit status: USAGE_STATUS (2, nothing was run)
+for a flag, conf value or path that cannot be used (UsageError, ConfigError),
+FAILED_STATUS (1) for a run that failed for a reason the user can act on (JobFailed).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import logging
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -18,19 +17,61 @@ from pathlib import Path
 from typing import NoReturn
 
 from fleet_rebalance.config import Config, ConfigError, load_config, one_line, shown
+from fleet_rebalance.filesystems import location
 
 DEFAULT_CONF = "conf/local.yaml"
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # A run date's previous day (the replay's carried-over state) and next day (the end of
 # its window) must exist, and captures are stamped in Unix time.
 FIRST_DATE = dt.date(1970, 1, 2)
 LAST_DATE = dt.date(9999, 12, 30)
 ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 USAGE_STATUS = 2
+FAILED_STATUS = 1
+INTERRUPTED_STATUS = 130  # the shell's status for SIGINT
+
+PIPELINE_JOBS = ("ingest", "replay", "metrics", "nightly")
+# Jobs that run one date; `--all` (every date) is ingest's alone until backfill exists.
+ONE_DATE_JOBS = ("replay", "metrics", "nightly")
+# Jobs that read raw_root for their date (the others read the warehouse).
+RAW_JOBS = ("ingest", "nightly")
+# Jobs that only read what an earlier run wrote to the warehouse.
+READ_JOBS = ("replay", "metrics", "sql")
+DESCRIPTIONS = {
+    "ingest": "Ingest: raw Kafka captures under raw_root -> bronze Delta tables.",
+    "replay": "Replay: each group's history through every assignor (bronze -> silver).",
+    "metrics": "Metrics: silver (and bronze offsets, states, coordinator logs) -> gold tables.",
+    "nightly": "Nightly: ingest -> replay -> metrics for one date in one SparkSession, a "
+    "summary on stdout and warehouse/reports/<date>.html.",
+    "sql": "SQL over the output tables: every Delta table in the warehouse is a view by its "
+    "name. Statements come from QUERY, from -f FILE, or from stdin, separated by `;`, "
+    "and run in one SparkSession.",
+    "generate": "Generate: write a seeded synthetic fleet of raw captures (no Spark needed).",
+}
+DATE_HELP = (
+    "capture date to process (default: the conf's default_date; conf/local.yaml says "
+    "latest, the newest capture date under raw_root; a conf without it means yesterday, UTC)"
+)
+SQL_FORMATS = ("table", "csv", "json", "markdown")
+NO_RAW_ROOT_HINT = "pass --raw-root with the directory (or URI) the captures are under"
+EXIT_STATUS_EPILOG = (
+    "exit status: 0 done; 1 the run failed (one line on stderr; the traceback with "
+    "--verbose or in --log-file); 2 a flag, the conf or a path cannot be used (nothing run)"
+)
 
 
 class UsageError(ValueError):
-    """A command line that cannot be run as given. The message is one line."""
+    """A command line that cannot be run as given. The message is one line; see_help
+    when it does not itself say what to pass instead (argparse's own messages)."""
+
+    def __init__(self, message: str, *, see_help: bool = False) -> None:
+        super().__init__(one_line(message))
+        self.see_help = see_help
+
+
+class JobFailed(RuntimeError):
+    """A run that failed for a reason the user can act on (no captures for the date, an
+    SQL error, ...): the message is one line naming the problem and what to do, and the
+    job exits with FAILED_STATUS without a traceback unless --verbose."""
 
     def __init__(self, message: str) -> None:
         super().__init__(one_line(message))
@@ -41,7 +82,7 @@ class JobParser(argparse.ArgumentParser):
     usage block and exiting, so the launcher can check a job's flags in-process."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+        raise UsageError(message, see_help=True)
 
 
 @dataclass(frozen=True)
@@ -90,8 +131,59 @@ def non_empty(what: str) -> Callable[[str], str]:
     return check
 
 
+def bounded_int(low: int) -> Callable[[str], int]:
+    """An argparse type for a count of at least `low`; the generator would otherwise
+    loop forever or write nothing."""
+
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, found {shown(text)}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, found {value}")
+        return value
+
+    return check
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, found {shown(text)}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, found {shown(text)}")
+    return value
+
+
+def utc_minute(text: str) -> dt.datetime:
+    try:
+        return dt.datetime.strptime(text, "%Y-%m-%dT%H:%MZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected YYYY-MM-DDTHH:MMZ (UTC), found {shown(text)}"
+        ) from None
+
+
+def add_log_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log at DEBUG and print the traceback of a failure on stderr (default: INFO, "
+        "and a failure is one line)",
+    )
+    parser.add_argument(
+        "--log-file",
+        type=non_empty("a file"),
+        metavar="FILE",
+        help="also append the log, with every failure's traceback, to FILE (default: none)",
+    )
+
+
 def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    parser = JobParser(prog=prog, description=description)
+    parser = JobParser(prog=prog, description=description, epilog=EXIT_STATUS_EPILOG)
     parser.add_argument(
         "--conf",
         default=DEFAULT_CONF,
@@ -103,51 +195,184 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
         "--raw-root",
         type=non_empty("a directory or URI"),
         metavar="URI",
-        help="raw captures: a directory or an s3://, gs://, abfss:// URI (overrides conf)",
+        help="raw captures: a directory or an s3://, gs://, abfss:// URI (default: the "
+        "conf's raw_root)",
     )
     parser.add_argument(
         "--warehouse",
         type=non_empty("a directory or URI"),
         metavar="URI",
-        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (overrides conf)",
+        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
+        "conf's warehouse)",
     )
     when = parser.add_mutually_exclusive_group()
+    when.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD", help=DATE_HELP)
     when.add_argument(
-        "--date",
-        type=iso_date,
-        metavar="YYYY-MM-DD",
-        help="capture date (default: conf default_date: yesterday UTC, or the latest capture)",
+        "--all",
+        action="store_true",
+        help="every capture date found (ingest only; replay, metrics and nightly run one date)",
     )
-    when.add_argument("--all", action="store_true", help="process every date found")
+    add_log_flags(parser)
     return parser
 
 
-def check_job_args(argv: Sequence[str], *, read_conf: bool = True) -> None:
-    """Raise UsageError or ConfigError for what a pipeline job would refuse in its flags
-    and its conf; flags other jobs add (replay's --assignors, sql's query) are left to
-    the job. read_conf=False checks the flags only (the conf may exist only where the
-    driver runs)."""
-    args, _ = pipeline_parser("check", "").parse_known_args(list(argv))
-    if read_conf:
-        load_config(args.conf, raw_root=args.raw_root, warehouse=args.warehouse)
+def sql_parser() -> JobParser:
+    parser = JobParser(prog="sql", description=DESCRIPTIONS["sql"], epilog=EXIT_STATUS_EPILOG)
+    parser.add_argument(
+        "query",
+        nargs="?",
+        metavar="QUERY",
+        help='one or more `;`-separated statements, e.g. "SELECT * FROM recommendations '
+        'LIMIT 5" (default: the statements of -f FILE, else of stdin)',
+    )
+    parser.add_argument(
+        "-f",
+        "--file",
+        type=non_empty("a file of SQL statements"),
+        metavar="FILE",
+        help="read the statements from FILE (default: none)",
+    )
+    parser.add_argument(
+        "--conf",
+        default=DEFAULT_CONF,
+        type=non_empty("a YAML configuration file"),
+        metavar="FILE",
+        help=f"job configuration YAML, for its warehouse and storage (default: {DEFAULT_CONF})",
+    )
+    parser.add_argument(
+        "--warehouse",
+        type=non_empty("a directory or URI"),
+        metavar="URI",
+        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
+        "conf's warehouse)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=SQL_FORMATS,
+        default="table",
+        help="how rows are printed on stdout (default: table)",
+    )
+    parser.add_argument(
+        "--max-rows",
+        type=bounded_int(1),
+        default=1000,
+        metavar="N",
+        help="rows shown per statement by --format table and markdown (default: 1000); "
+        "csv and json print every row",
+    )
+    add_log_flags(parser)
+    return parser
+
+
+def generate_parser() -> JobParser:
+    from fleet_rebalance.generate.fleet import FleetSpec
+
+    spec = FleetSpec()
+    parser = JobParser(
+        prog="generate", description=DESCRIPTIONS["generate"], epilog=EXIT_STATUS_EPILOG
+    )
+    parser.add_argument(
+        "--out",
+        default="data/sample",
+        metavar="DIR",
+        help="output directory (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--clusters",
+        type=bounded_int(1),
+        default=spec.clusters,
+        metavar="N",
+        help="Kafka clusters (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--groups",
+        type=bounded_int(1),
+        default=spec.groups_per_cluster,
+        metavar="N",
+        help="consumer groups per cluster (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--topics",
+        type=bounded_int(1),
+        default=spec.topics_per_cluster,
+        metavar="N",
+        help="topics per cluster, plus one regex-matched topic (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--groups-per-topic",
+        type=bounded_int(0),
+        default=spec.groups_per_topic,
+        metavar="N",
+        help="add topics until each is read by about N groups; 0 adds none (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--start",
+        type=utc_minute,
+        default=spec.start,
+        metavar="YYYY-MM-DDTHH:MMZ",
+        help=f"first capture time, UTC (default: {spec.start:%Y-%m-%dT%H:%MZ})",
+    )
+    parser.add_argument(
+        "--hours",
+        type=positive_float,
+        default=spec.hours,
+        metavar="H",
+        help="hours of captures (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--interval-minutes",
+        type=bounded_int(1),
+        default=spec.interval_minutes,
+        metavar="M",
+        help="minutes between captures (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=spec.seed,
+        help="random seed: the same seed writes the same fleet (default: %(default)s)",
+    )
+    parser.add_argument("--clean", action="store_true", help="empty --out first")
+    add_log_flags(parser)
+    return parser
+
+
+def job_parser(job: str) -> argparse.ArgumentParser:
+    """The flags of one job, for the job itself, its --help and the launcher's checks."""
+    if job == "sql":
+        return sql_parser()
+    if job == "generate":
+        return generate_parser()
+    if job not in PIPELINE_JOBS:
+        raise UsageError(f"unknown job {job!r}")
+    parser = pipeline_parser(job, DESCRIPTIONS[job])
+    if job == "replay":
+        parser.add_argument(
+            "--assignors",
+            metavar="NAMES",
+            help="comma-separated assignors (default: every built-in plus observed;"
+            " plug-ins as package.module:Class)",
+        )
+    return parser
 
 
 def parse_job_args(
     parser: argparse.ArgumentParser, argv: Sequence[str] | None = None, today: dt.date | None = None
 ) -> JobArgs:
+    """Flags, conf and run date of a pipeline job; a mistake exits 2 with one line."""
     try:
         args = parser.parse_args(argv)
-        config = load_config(args.conf, raw_root=args.raw_root, warehouse=args.warehouse)
+        return job_args(parser.prog, args, today)
     except (UsageError, ConfigError) as exc:
         usage_exit(parser.prog, exc)
-    if args.all:
-        run_date = None
-    elif args.date:
-        run_date = args.date
-    elif config.default_date == "latest":
-        run_date = latest_capture_date(config)
-    else:
-        run_date = (today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1)
+
+
+def job_args(job: str, args: argparse.Namespace, today: dt.date | None = None) -> JobArgs:
+    """The conf and run date behind a pipeline job's parsed flags."""
+    if job == "replay":
+        check_assignors(args.assignors)
+    config = job_config(args, job)
+    run_date = None if args.all else args.date or default_run_date(config, today)
     return JobArgs(config, run_date, args)
 
 
@@ -156,34 +381,76 @@ def usage_exit(prog: str, exc: Exception) -> NoReturn:
     sys.exit(USAGE_STATUS)
 
 
+def check_one_date(job: str, args: argparse.Namespace) -> None:
+    """--all (every date) is ingest's alone until backfill exists."""
+    if getattr(args, "all", False) and job in ONE_DATE_JOBS:
+        raise UsageError(
+            f"--all: {job} runs one date at a time; pass --date YYYY-MM-DD, or nothing "
+            "for the conf's default_date (only ingest takes --all)"
+        )
+
+
+def job_config(args: argparse.Namespace, job: str) -> Config:
+    """The conf with the command line's overrides, after the flags' own checks; a
+    missing conf file is named with where it was looked for."""
+    check_one_date(job, args)
+    path = Path(args.conf)
+    if not path.exists() and not path.is_symlink():
+        where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+        if args.conf == DEFAULT_CONF:
+            raise UsageError(
+                f"{DEFAULT_CONF}, the default --conf, not found{where}; run from the project "
+                "directory or pass --conf FILE"
+            )
+        raise UsageError(
+            f"--conf {args.conf}: no such file{where}; pass the path of a YAML conf such as "
+            f"{DEFAULT_CONF}"
+        )
+    return load_config(
+        args.conf, raw_root=getattr(args, "raw_root", None), warehouse=args.warehouse
+    )
+
+
+def default_run_date(config: Config, today: dt.date | None = None) -> dt.date:
+    """The date a run without --date processes: the conf's default_date."""
+    if config.default_date == "latest":
+        return latest_capture_date(config)
+    return (today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=1)
+
+
 def latest_capture_date(config: Config) -> dt.date:
     from fleet_rebalance.capture import store
-    from fleet_rebalance.filesystems import location
 
     root = location(config.raw_root, config.storage.options)
     try:
         date = store.latest_capture_date(root, store.discover(root, config.capture.path_pattern))
     except FileNotFoundError as exc:
-        raise SystemExit(f"default_date is latest but {error_text(exc)}") from None
+        raise JobFailed(
+            f"default_date is latest but {error_text(exc)}; {NO_RAW_ROOT_HINT}"
+        ) from None
     if date is None:
-        raise SystemExit(f"default_date is latest but no dated capture is under {config.raw_root}")
+        raise JobFailed(
+            f"default_date is latest but no dated capture is under {config.raw_root}; "
+            "check --raw-root and capture.path_pattern, or pass --date"
+        )
     problem = date_problem(date)
     if problem:
-        raise SystemExit(
-            one_line(f"default_date is latest but the latest capture is dated {date}: {problem}")
-        )
+        raise JobFailed(f"default_date is latest but the latest capture is dated {date}: {problem}")
     return date
 
 
-def run_job(main: Callable[[], int]) -> None:
-    """Exit status for spark-submit and Airflow: 0 done, 1 failed (logged with a traceback),
-    2 for a command line or conf that cannot be run (one line)."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-    try:
-        status = main()
-    except (UsageError, ConfigError) as exc:
-        usage_exit(Path(sys.argv[0]).stem or "fleet_rebalance", exc)
-    except Exception as exc:
-        logging.getLogger("fleet_rebalance").exception("job failed: %s", error_text(exc))
-        status = 1
-    sys.exit(status)
+def check_assignors(names: str | None) -> None:
+    """replay's --assignors, each loaded as the replay tasks will (a plug-in imported):
+    an unknown name would otherwise fail every task on the executors."""
+    if names is None:
+        return
+    from fleet_rebalance.assignors import get_assignor
+    from fleet_rebalance.replay.engine import OBSERVED
+
+    for name in names.split(","):
+        if name == OBSERVED:
+            continue
+        try:
+            get_assignor(name)
+        except ValueError as exc:
+            raise UsageError(f"--assignors: {error_text(exc)}") from None

@@ -15,9 +15,11 @@ import os
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
-import pyarrow.fs as pafs
+if TYPE_CHECKING:  # imported where a store is opened: a launch that refuses never does
+    import pyarrow.fs as pafs
 
 LOCAL = "file"
 S3_SCHEMES = ("s3", "s3a")
@@ -138,6 +140,8 @@ def _filesystem(scheme: str, options: tuple[tuple[str, str], ...]) -> pafs.FileS
 
 
 def _open_filesystem(scheme: str, options: dict[str, str]) -> pafs.FileSystem:
+    import pyarrow.fs as pafs
+
     if scheme == LOCAL:
         return pafs.LocalFileSystem()
     if scheme in S3_SCHEMES:
@@ -189,6 +193,8 @@ def azure_arguments(options: Mapping[str, str]) -> dict[str, object]:
 
 
 def exists(fs: pafs.FileSystem, path: str) -> bool:
+    import pyarrow.fs as pafs
+
     return fs.get_file_info(path).type != pafs.FileType.NotFound
 
 

@@ -1,8 +1,12 @@
-"""What spark-submit.sh runs once the venv is ready: routes flags and starts the job.
+"""What spark-submit.sh runs once the venv is ready: checks and routes flags, starts the job.
 
 Kept in Python so the routing is unit-tested: job flags go to jobs/<job>.py, Spark's
 own (--master, --deploy-mode, --packages, --conf key=value, anything after `--`) go to
 pyspark's spark-submit. `--conf FILE` (no `=`) is the job's YAML configuration.
+
+Everything the job would refuse is refused here first (launch_checks.check_launch), in
+one line and before the JVM's 10-40 s start: exit 2 for a flag, conf or path that cannot
+be used, 1 for a run that would fail (a local raw_root without captures for the date).
 """
 
 from __future__ import annotations
@@ -14,22 +18,27 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
-from fleet_rebalance.cli import UsageError, check_job_args
+from fleet_rebalance.cli import FAILED_STATUS, USAGE_STATUS, JobFailed, UsageError, job_parser
 from fleet_rebalance.config import ConfigError, load_config
+from fleet_rebalance.driver_stderr import LAUNCHER_PID_ENV, append_on_regular_stderr
+from fleet_rebalance.launch_checks import check_launch
 
 JOBS = {
     "ingest": "raw Kafka captures -> bronze Delta tables",
     "replay": "bronze -> silver: each group's history through every assignor",
     "metrics": "silver -> gold tables",
     "nightly": "ingest, replay and metrics for one date in one SparkSession",
-    "sql": "run a SQL query over every output table",
+    "sql": "run SQL statements over every output table, in one SparkSession",
     "generate": "write a synthetic fleet of raw captures",
     "test": "run the test suite (pytest; flags after the job go to pytest)",
 }
 # Job -> script under jobs/, where the name differs; jobs run without Spark.
 JOB_SCRIPTS = {"generate": "generate_fleet.py"}
 NO_SPARK_JOBS = {"generate"}
+# Jobs whose flags the launcher checks (test's go to pytest unchecked).
+JOB_PARSED = set(JOBS) - {"test"}
 SPARK_VALUE_FLAGS = ("--master", "--deploy-mode", "--packages")
 CLUSTER_PREFIXES = ("yarn", "k8s://", "spark://", "mesos://")
 DEFAULT_MASTER = "local[*]"
@@ -40,11 +49,18 @@ USAGE = f"""usage: ./spark-submit.sh [--delta-packages] <job> [job flags] [-- sp
 jobs:
 {chr(10).join(f"  {name:<10} {text}" for name, text in JOBS.items())}
 
-flags understood by every pipeline job (see <job> --help):
-  --conf FILE          job configuration YAML (default conf/local.yaml)
-  --raw-root URI       raw captures: a directory or s3://, gs://, abfss:// URI (overrides conf)
-  --warehouse URI      Delta tables: a directory or s3://, gs://, abfss:// URI (overrides conf)
-  --date YYYY-MM-DD    date to process (default: yesterday, UTC); --all for every date
+flags understood by every pipeline job (see <job> --help for each job's own):
+  --conf FILE          job configuration YAML (default: conf/local.yaml)
+  --raw-root URI       raw captures: a directory or s3://, gs://, abfss:// URI
+                       (default: the conf's raw_root)
+  --warehouse URI      Delta tables: a directory or s3://, gs://, abfss:// URI
+                       (default: the conf's warehouse)
+  --date YYYY-MM-DD    date to process (default: the conf's default_date; conf/local.yaml
+                       says latest, the newest capture date under raw_root; a conf
+                       without it means yesterday, UTC)
+  --all                every capture date (ingest only)
+  -v, --verbose        log at DEBUG, and print a failure's traceback (default: one line)
+  --log-file FILE      also append the log, with tracebacks, to FILE (default: none)
 
 passed to pyspark's spark-submit:
   --master URL         local[*] (default, or `master` in the conf), yarn, k8s://..., spark://...
@@ -57,6 +73,10 @@ launcher flags:
   --delta-packages     add io.delta's delta-spark jar matching the installed pyspark
                        (needs Maven access) so storage.engine auto|delta-spark uses it
   --help               this text
+
+output: results (the nightly summary, SQL rows) on stdout; logs and errors on stderr.
+exit status: 0 done; 1 the run failed (one line on stderr: what failed and what to do);
+2 a flag, the conf or a path cannot be used (one line on stderr; nothing was run).
 """
 
 
@@ -81,10 +101,12 @@ def split_args(argv: Sequence[str]) -> Launch:
         else:
             return Launch(job="", help=True)
     if not argv:
-        raise UsageError("no job given")
+        raise UsageError("no job given", see_help=True)
     job = argv.pop(0)
+    if job.startswith("-") and job not in JOBS:
+        raise UsageError(f"{job} before the job: flags go after it (./spark-submit.sh <job> {job})")
     if job not in JOBS:
-        raise UsageError(f"unknown job {job!r} (jobs: {', '.join(JOBS)})")
+        raise UsageError(f"unknown job {job!r} (jobs: {', '.join(JOBS)})", see_help=True)
     launch = Launch(job=job, delta_packages=delta_packages)
     if job == "test":
         launch.job_args = argv
@@ -101,12 +123,12 @@ def split_args(argv: Sequence[str]) -> Launch:
                 value = inline
             else:
                 if i + 1 >= len(argv):
-                    raise UsageError(f"{name} needs a value")
+                    raise UsageError(f"{name} needs a value", see_help=True)
                 value = argv[i + 1]
                 i += 1
             if not value.strip():
                 # An unset variable in a scheduler's template; never fall back silently.
-                raise UsageError(f"{name} needs a value, found an empty one")
+                raise UsageError(f"{name} needs a value, found an empty one", see_help=True)
             if name == "--conf" and "=" not in value:
                 launch.job_args += ["--conf", value]
             elif name == "--master":
@@ -230,9 +252,13 @@ def delta_coordinates() -> str:
     return delta_maven_coordinates(version("pyspark"), version("delta-spark"))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
+    """Check the command line, then exec pyspark's spark-submit (or run a Spark-free
+    job). Every refusal is one line on stderr: 2 for a command line, conf or path that
+    cannot be used, 1 for a run that would fail (no captures for the date)."""
     project = Path(os.environ.get("FLEET_PROJECT_DIR", Path.cwd()))
     venv = Path(sys.prefix)
+    launch = Launch(job="")
     try:
         launch = split_args(sys.argv[1:] if argv is None else argv)
         if launch.help and not launch.job:
@@ -247,13 +273,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"job '{launch.job}' is not available yet ({JOBS[launch.job]}); nothing was run",
                 file=sys.stderr,
             )
-            return 2
-        if launch.help or launch.job in NO_SPARK_JOBS:
-            return subprocess.call([sys.executable, str(script), *launch.job_args], cwd=Path.cwd())
-        # The job would refuse these only after the JVM started; a conf that exists only
-        # where a cluster-mode driver runs is left to the job.
+            return USAGE_STATUS
+        if launch.help:
+            with contextlib.suppress(BrokenPipeError):
+                print(job_parser(launch.job).format_help(), end="")
+            return 0
+        # The job would refuse these only after the JVM started (10-40 s). Where a
+        # cluster-mode driver runs, its conf and paths may exist only there.
+        here = launch.deploy_mode != "cluster"
         conf = conf_file(launch.job_args, Path.cwd())
-        check_job_args(launch.job_args, read_conf=launch.deploy_mode != "cluster" or conf.is_file())
+        launch.job_args = check_launch(
+            launch.job,
+            launch.job_args,
+            read_conf=here or conf.is_file(),
+            here=here,
+            stdin=sys.stdin if stdin is None else stdin,
+        )
+        if launch.job in NO_SPARK_JOBS:
+            return subprocess.call([sys.executable, str(script), *launch.job_args], cwd=Path.cwd())
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)
@@ -263,17 +300,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             launch, project, venv, master, delta_coordinates() if launch.delta_packages else None
         )
     except UsageError as exc:
-        print(f"spark-submit.sh: {exc} (see ./spark-submit.sh --help)", file=sys.stderr)
-        return 2
+        help_for = f"{launch.job} --help" if launch.job in JOB_PARSED else "--help"
+        see = f" (see ./spark-submit.sh {help_for})" if exc.see_help else ""
+        print(f"spark-submit.sh: {exc}{see}", file=sys.stderr)
+        return USAGE_STATUS
     except ConfigError as exc:
         print(f"spark-submit.sh: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_STATUS
+    except JobFailed as exc:
+        print(f"{launch.job}: {exc}", file=sys.stderr)
+        return FAILED_STATUS
     local_python = str(venv / "bin" / "python")
     env = {
         **os.environ,
         "PYSPARK_DRIVER_PYTHON": local_python,
         "PYSPARK_PYTHON": "./environment/bin/python" if is_cluster(master) else local_python,
     }
+    if launch.deploy_mode != "cluster":
+        # The JVM keeps this pid (spark-submit and spark-class exec); the driver it starts
+        # writes its logs to the JVM's stderr, i.e. ours (driver_stderr.own_stderr).
+        env[LAUNCHER_PID_ENV] = str(os.getpid())
+        append_on_regular_stderr()
+    sys.stdout.flush()
+    sys.stderr.flush()
     os.execve(command[0], command, env)
     return 0  # not reached
 

@@ -24,6 +24,9 @@ from fleet_rebalance.storage.engine import (
 )
 
 log = logging.getLogger(__name__)
+# pyspark logs each SQL or DataFrame error it converts as a JSON line on stderr; the
+# error itself reaches the job's failure report (one line), so these would repeat it.
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 BASE_SPARK_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -109,7 +112,16 @@ def build_session(
     log.info(
         "spark %s, master %s, storage engine %s", spark.version, spark.sparkContext.master, engine
     )
+    quiet_query_context_loggers()
     return spark
+
+
+def quiet_query_context_loggers() -> None:
+    """Silence pyspark's JSON copies of the errors it raises (see QUERY_CONTEXT_LOGGERS)."""
+    from pyspark.logger import PySparkLogger
+
+    for name in QUERY_CONTEXT_LOGGERS:
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _class_loadable(name: str) -> bool:

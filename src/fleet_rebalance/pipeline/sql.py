@@ -1,5 +1,7 @@
 """Ad-hoc SQL over the output tables: each Delta table under the warehouse is a view
-named after it (offsets, replay_metrics, recommendations, ...)."""
+named after it (offsets, replay_metrics, recommendations, ...). Several statements run in
+one SparkSession, so a batch of queries pays for the JVM once; a statement Spark refuses
+(a syntax error, an unknown table or column) ends the run with one line naming it."""
 
 from __future__ import annotations
 
@@ -10,14 +12,17 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from fleet_rebalance.config import Config
+from fleet_rebalance.cli import SQL_FORMATS, JobFailed
+from fleet_rebalance.config import Config, one_line
 from fleet_rebalance.pipeline import bronze, gold, silver
+from fleet_rebalance.sql_statements import Statement
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.sql")
-FORMATS = ("table", "csv", "json")
+FORMATS = SQL_FORMATS
 
 
 def register_views(spark: SparkSession, config: Config) -> list[str]:
@@ -35,8 +40,70 @@ def register_views(spark: SparkSession, config: Config) -> list[str]:
     return registered
 
 
+def run_statements(
+    spark: SparkSession,
+    statements: list[Statement],
+    fmt: str,
+    max_rows: int,
+    tables: list[str],
+    warehouse: str,
+    out: TextIO = sys.stdout,
+) -> int:
+    """Run each statement in order, printing the results of those that return columns
+    (a blank line between two results, except in json, whose lines stay one stream).
+    Returns the rows printed; a statement Spark refuses raises JobFailed."""
+    printed = 0
+    shown = 0
+    for statement in statements:
+        try:
+            df = spark.sql(statement.text)
+            if not df.columns:  # SET, CREATE TEMP VIEW, ...: nothing to show
+                continue
+            if shown and fmt != "json":
+                out.write("\n")
+            printed += print_result(df, fmt, max_rows, out)
+            out.flush()
+            shown += 1
+        except PySparkException as exc:
+            raise JobFailed(
+                sql_failure(exc, statement, len(statements), tables, warehouse)
+            ) from exc
+    return printed
+
+
+def sql_failure(
+    exc: PySparkException, statement: Statement, count: int, tables: list[str], warehouse: str
+) -> str:
+    """Spark's own first line (error class, message, SQLSTATE), where in the input the
+    statement is when there are several, and for an unknown table the ones there are."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    where = (
+        f"statement {statement.number} of {count} (line {statement.line}): " if count > 1 else ""
+    )
+    condition = _condition(exc)
+    if condition == "TABLE_OR_VIEW_NOT_FOUND":
+        if tables:
+            text += f" Tables: {', '.join(sorted(tables))}."
+        else:
+            text += (
+                f" No table has been written under {warehouse} yet: run ./spark-submit.sh "
+                "nightly first, or pass --warehouse where the tables are."
+            )
+    return one_line(where + text)
+
+
+def _condition(exc: PySparkException) -> str | None:
+    get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    try:
+        return get() if get else None
+    except Exception:  # a converted exception without a JVM error class
+        return None
+
+
 def print_result(df: DataFrame, fmt: str, max_rows: int, out: TextIO = sys.stdout) -> int:
-    """Rows printed; csv and json stream every row, table shows the first max_rows."""
+    """Rows printed; csv and json stream every row, table and markdown show the first
+    max_rows."""
     columns = df.columns
     if fmt == "csv":
         writer = csv.writer(out)
@@ -54,6 +121,14 @@ def print_result(df: DataFrame, fmt: str, max_rows: int, out: TextIO = sys.stdou
         return count
     rows = df.limit(max_rows + 1).collect()
     shown = [[_cell(v) for v in row] for row in rows[:max_rows]]
+    if fmt == "markdown":
+        out.write(_markdown_line(columns) + "\n")
+        out.write("|" + "|".join("---" for _ in columns) + "|\n")
+        for r in shown:
+            out.write(_markdown_line(r) + "\n")
+        if len(rows) > max_rows:
+            out.write(f"\n(first {max_rows} rows; --max-rows N or --format csv for all)\n")
+        return len(shown)
     widths = [max([len(c), *(len(r[i]) for r in shown)]) for i, c in enumerate(columns)]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out.write(line + "\n" + _line(columns, widths) + "\n" + line + "\n")
@@ -83,6 +158,12 @@ def _cell(value) -> str:
             value, default=lambda v: v.asDict(recursive=True) if isinstance(v, Row) else str(v)
         )
     return str(value)
+
+
+def _markdown_line(cells: list[str]) -> str:
+    # A pipe would end the cell and a newline the row.
+    escaped = (c.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>") for c in cells)
+    return "| " + " | ".join(escaped) + " |"
 
 
 def _line(cells: list[str], widths: list[int]) -> str:
