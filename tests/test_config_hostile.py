@@ -180,6 +180,10 @@ def test_oversized_file_and_directory_are_refused(tmp_path):
             "metrics.burrow_intervals: expected an int from 1 to 2147483647, found 2147483648",
         ),
         (
+            "metrics:\n  burrow_allowed_lag: -1\n",
+            "metrics.burrow_allowed_lag: expected an offset count from 0 to 2^63-1, found -1",
+        ),
+        (
             "metrics:\n  offsets_topic_partitions: -50\n",
             "metrics.offsets_topic_partitions: expected an int from 1 to 2147483647",
         ),

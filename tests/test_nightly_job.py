@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
+from functools import partial
 from pathlib import Path
 
 import pyspark.sql.functions as F
 import pytest
 from chispa import assert_df_equality
+from deltalake import DeltaTable
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.pipeline import bronze, gold, silver
+from fleet_rebalance.pipeline import bronze, gold, replay, silver
 from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
+from fleet_rebalance.replay.arrow_io import replay_group_arrow
+from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark
@@ -93,13 +99,69 @@ def test_gold_tables_have_sensible_content(spark, nightly):
     )
 
 
-def test_second_run_of_the_same_date_leaves_every_table_unchanged(spark, nightly):
+def versions(config: Config) -> dict[str, int]:
+    return {name: DeltaTable(config.table_path(name)).version() for name in ALL_TABLES}
+
+
+def test_second_run_of_the_same_date_leaves_every_table_unchanged(spark, nightly, caplog):
+    """A re-run that changes nothing commits nothing: every table keeps its version
+    (before, each silver and gold table took an empty commit), and says so."""
     config, _, snapshot, _ = nightly
-    run_steps(spark, config, DAY)
+    before = versions(config)
+    with caplog.at_level(logging.INFO, logger="fleet_rebalance.storage.unchanged"):
+        run_steps(spark, config, DAY)
+    assert versions(config) == before
+    assert {r.getMessage() for r in caplog.records if "nothing committed" in r.getMessage()} == {
+        f"table {name} date {DAY}: unchanged, nothing committed"
+        for name in [*silver.TABLES, *gold.TABLES]
+    }
     for name, rows in snapshot.items():
         after = table(spark, config, name)
         before = spark.createDataFrame(rows, after.schema)
         assert_df_equality(after, before, ignore_row_order=True, underline_cells=True)
+
+
+def full_topic_history(spark, config, run_date):
+    """The replay's topic history before it was cut: every topics capture up to the
+    run date, collected whole."""
+    counts = (
+        table(spark, config, "topic_partitions")
+        .where(F.col("capture_date") <= F.lit(run_date))
+        .groupBy("cluster", "captured_at", "topic")
+        .agg((F.max("partition") + 1).alias("count"))
+        .collect()
+    )
+    history = {}
+    for r in counts:
+        history.setdefault(r["cluster"], {}).setdefault(r["captured_at"], {})[r["topic"]] = r[
+            "count"
+        ]
+    return {c: sorted(by_time.items()) for c, by_time in history.items()}
+
+
+def test_the_replay_with_the_cut_topic_history_equals_the_replay_with_all_of_it(spark, nightly):
+    """Every silver row of the day (every group, every column) is what the replay gives
+    with every topics capture up to the run date, as it was shipped before."""
+    config, *_ = nightly
+    full = full_topic_history(spark, config, DAY)
+    cut = replay.topic_history(spark, config, DAY)
+    assert set(cut) == set(full)
+    assert all(dict(full[c])[at] == counts for c in cut for at, counts in cut[c])
+    function = partial(
+        replay_group_arrow,
+        run_date=DAY,
+        assignors=default_assignors(),
+        topic_history=full,
+        schema=to_arrow_schema(silver.union_schema()),
+    )
+    result = replay.per_group(spark, config, DAY, function).cache()
+    for name, schema in silver.TABLES.items():
+        expected = result.where(F.col("_table") == name).select(
+            *[F.col(f.name).cast(f.dataType) for f in schema.fields]
+        )
+        stored = table(spark, config, name).where(F.col("event_date") == F.lit(DAY))
+        assert_df_equality(stored, expected, ignore_row_order=True, ignore_nullable=True)
+    result.unpersist()
 
 
 def test_summary_and_report(nightly):

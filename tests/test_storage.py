@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import logging
 import posixpath
 import threading
 import uuid
@@ -42,6 +43,7 @@ from fleet_rebalance.storage import (
     write_table,
 )
 from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
+from fleet_rebalance.storage.task_writes import task_write
 
 pytestmark = pytest.mark.spark
 UTC = dt.UTC
@@ -521,3 +523,162 @@ def test_round_trip_between_spark_and_deltalake_writers(spark, store, table):
     via_deltalake = spark.createDataFrame(store.delta(table).to_pyarrow_table().to_pandas(), SCHEMA)
     assert_df_equality(sort(via_deltalake), expected, ignore_nullable=True)
     assert_df_equality(sort(read_table(spark, table)), expected, ignore_nullable=True)
+
+
+# A re-run whose rows are already there commits nothing (storage/unchanged.py).
+
+LOCAL_LEGS = [(DELTA_RS, "local"), (DELTA_SPARK, "local")]
+
+
+@pytest.fixture(params=LOCAL_LEGS, ids=lambda p: "-".join(p))
+def local_store(request, spark, tmp_path, s3) -> Iterator[Store]:
+    """Both engines on a local directory (the S3 leg reads and writes the same way)."""
+    yield from _store(request, spark, tmp_path, s3)
+
+
+def files_by_date(store: Store, table: str) -> dict[str, set[str]]:
+    actions = pa.table(store.delta(table).get_add_actions(flatten=True)).to_pylist()
+    by_date: dict[str, set[str]] = {}
+    for a in actions:
+        by_date.setdefault(str(a["partition.capture_date"]), set()).add(a["path"])
+    return by_date
+
+
+def replace_dates(spark, table, rows, *days, **options):
+    write_table(
+        df_of(spark, rows),
+        table,
+        mode="overwrite",
+        partition_by=("capture_date",),
+        replace_where={"capture_date": list(days)},
+        **options,
+    )
+
+
+def test_an_overwrite_commits_only_the_dates_whose_rows_change(spark, local_store, caplog):
+    """Given D19 and D20 (nulls, nested values and microseconds included), Then
+    rewriting D20 with its own rows in another order commits nothing; a value one
+    microsecond off is a change; and rewriting both dates where only D20 changed
+    commits D20 alone: D19 keeps its files."""
+    table = local_store.table("offsets")
+    day19 = rows_for(D19, ["a", "b"])
+    day20 = [*rows_for(D20, ["c", "d"]), (None, None, None, None, None, None, None, D20)]
+    write_table(df_of(spark, day19 + day20), table, partition_by=("capture_date",))
+    before = files_by_date(local_store, table)
+    with caplog.at_level(logging.INFO, logger="fleet_rebalance.storage.unchanged"):
+        replace_dates(spark, table, list(reversed(day20)), D20)
+    assert local_store.delta(table).version() == 0
+    assert files_by_date(local_store, table) == before
+    assert "table offsets date 2026-11-20: unchanged, nothing committed" in caplog.text
+
+    later = dt.timedelta(microseconds=1)
+    moved = [(*r[:5], r[5] + later if r[5] else None, *r[6:]) for r in day20]
+    replace_dates(spark, table, day19 + moved, D19, D20)
+    assert local_store.delta(table).version() == 1
+    after = files_by_date(local_store, table)
+    assert after["2026-11-19"] == before["2026-11-19"]
+    assert after["2026-11-20"].isdisjoint(before["2026-11-20"])
+    assert_df_equality(
+        sort(read_table(spark, table)), sort(df_of(spark, day19 + moved)), ignore_nullable=True
+    )
+
+
+def test_per_run_columns_are_not_compared_and_keep_their_values(spark, local_store):
+    table = local_store.table("offsets")
+    replace_dates(spark, table, rows_for(D20, ["a"]), D20)
+    rerun = [(*r[:3], 9.75, *r[4:]) for r in rows_for(D20, ["a"])]
+    replace_dates(spark, table, rerun, D20, per_run_columns=("skew",))
+    assert local_store.delta(table).version() == 0
+    assert [r.skew for r in read_table(spark, table).collect()] == [1.5]
+    replace_dates(spark, table, rerun, D20)
+    assert [r.skew for r in read_table(spark, table).collect()] == [9.75]
+
+
+def test_an_overwrite_with_its_schema_repartitions_the_table_in_one_commit(spark, local_store):
+    """How a table written unpartitioned becomes partitioned (ingested_files did)."""
+    table = local_store.table("offsets")
+    rows = df_of(spark, rows_for(D19, ["a"]) + rows_for(D20, ["b"]))
+    write_table(rows, table)
+    write_table(
+        rows, table, mode="overwrite", partition_by=("capture_date",), overwrite_schema=True
+    )
+    assert local_store.delta(table).version() == 1
+    assert local_store.delta(table).metadata().partition_columns == ["capture_date"]
+    assert set(files_by_date(local_store, table)) == {"2026-11-19", "2026-11-20"}
+    assert_df_equality(sort(read_table(spark, table)), sort(rows), ignore_nullable=True)
+
+
+def test_reading_some_dates_opens_only_their_files(spark, local_store):
+    table = local_store.table("offsets")
+    rows = rows_for(D19, ["a"]) + rows_for(D20, ["b", "c"])
+    write_table(df_of(spark, rows), table, partition_by=("capture_date",))
+    day = read_table(spark, table, where={"capture_date": D20})
+    assert sorted(r.group_id for r in day.collect()) == ["b", "c"]
+    assert day.inputFiles() and all("capture_date=2026-11-20" in f for f in day.inputFiles())
+    assert read_table(spark, table, where={"capture_date": []}).count() == 0
+
+
+def test_task_writes_leave_out_dates_whose_rows_are_there(spark, rs_store):
+    """The parse tasks' files of a date that holds their rows already are deleted, not
+    committed; with none left, nothing is committed."""
+    table = rs_store.table("offsets")
+
+    def task_files(rows):
+        write = task_write(
+            spark,
+            table,
+            SCHEMA,
+            mode="overwrite",
+            partition_by=("capture_date",),
+            replace_where={"capture_date": [D19, D20]},
+        )
+        files = write.files()
+        for batch in df_of(spark, rows).toArrow().to_batches():
+            files.write(batch)
+        write.commit(files.close())
+
+    task_files(rows_for(D19, ["a"]) + rows_for(D20, ["b"]))
+    before = files_by_date(rs_store, table)
+    task_files(rows_for(D19, ["a"]) + rows_for(D20, ["b"]))
+    assert rs_store.delta(table).version() == 0
+    task_files(rows_for(D19, ["a"]) + rows_for(D20, ["x"]))
+    assert rs_store.delta(table).version() == 1
+    assert files_by_date(rs_store, table)["2026-11-19"] == before["2026-11-19"]
+    assert sorted(r.group_id for r in read_table(spark, table).collect()) == ["a", "x"]
+    assert rs_store.unreferenced_files(table) == []
+
+
+def test_a_write_planned_on_an_older_version_conflicts_with_changes_since(tmp_path):
+    """The comparison reads version v and the commit comes later: a commit since v that
+    changed the dates the write replaces fails it (nothing committed), one that
+    changed another date does not. Log actions only, no data file."""
+    from deltalake import DeltaTable as Table
+    from deltalake import Field, Schema
+    from deltalake.schema import PrimitiveType
+    from deltalake.transaction import AddAction, create_table_with_add_actions
+
+    from fleet_rebalance.storage.deltars_commit import write_transaction
+    from fleet_rebalance.storage.deltars_source import WriteRequest
+
+    def add(name: str, day: str) -> AddAction:
+        path = f"day={day}/{name}.parquet"
+        return AddAction(path, 100, {"day": day}, 0, True, "{}")
+
+    uri = str(tmp_path / "t")
+    schema = Schema([Field("lag", PrimitiveType("long")), Field("day", PrimitiveType("date"))])
+    create_table_with_add_actions(uri, schema, [add("seed", "2026-11-20")], "error", ["day"])
+    planned = Table(uri)
+
+    def overwrite(day: str) -> WriteRequest:
+        return WriteRequest(uri, "overwrite", ("day",), {"day": [day]}, {}, False, read_version=0)
+
+    write_transaction(Table(uri), overwrite("2026-11-21"), [add("other", "2026-11-21")])
+    write_transaction(
+        Table(uri), overwrite("2026-11-19"), [add("mine", "2026-11-19")], read=planned
+    )
+    write_transaction(Table(uri), overwrite("2026-11-20"), [add("theirs", "2026-11-20")])
+    with pytest.raises(CommitConflictError, match=r"since version 0; nothing was committed"):
+        write_transaction(
+            Table(uri), overwrite("2026-11-20"), [add("late", "2026-11-20")], read=planned
+        )
+    assert Table(uri).version() == 3

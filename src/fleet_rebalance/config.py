@@ -111,6 +111,8 @@ class MetricsConfig:
     offsets_topic_partitions: int = 50
     # Burrow's `intervals`: offsets per partition in one evaluation window.
     burrow_intervals: int = 10
+    # Burrow's `allowed-lag`: a current lag at most this is OK whatever the window shows.
+    burrow_allowed_lag: int = 0
     # Groups listed per ranking in the nightly summary and report.
     report_top: int = 10
 
@@ -381,6 +383,12 @@ def _count(value: int) -> str | None:
     return f"expected an int from 1 to {MAX_COUNT}, found {shown(value)}"
 
 
+def _lag(value: int) -> str | None:
+    if 0 <= value < 2**63:
+        return None
+    return f"expected an offset count from 0 to 2^63-1, found {shown(value)}"
+
+
 def _path_pattern(value: str) -> str | None:
     try:
         compiled = re.compile(value)
@@ -425,6 +433,7 @@ CHECKS: dict[str, Check] = {
     "capture.log_timezone": _time_zone,
     "metrics.offsets_topic_partitions": _count,
     "metrics.burrow_intervals": _count,
+    "metrics.burrow_allowed_lag": _lag,
     "metrics.report_top": _count,
 }
 

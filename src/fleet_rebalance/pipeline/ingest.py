@@ -57,6 +57,7 @@ from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.ingest")
 INGESTED_FILES_COLUMNS = bronze.TABLES["ingested_files"].fieldNames()
+INGESTED_FILES_PARTITION = bronze.partition_column("ingested_files")
 
 
 class ReconciliationError(RuntimeError):
@@ -74,8 +75,8 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
         sum(raw.skipped is not None for raw in files),
     )
     warehouse = Warehouse(spark, config.warehouse)
-    recorded = _ingested_files(warehouse)
     days = [run_date] if run_date else sorted({f.path_date for f in files if f.path_date})
+    recorded = _ingested_files(spark, warehouse, days)
     plan = _plan(config, raw_root, files, days, recorded)
     for row in sorted(plan.not_read.values(), key=lambda r: r["path"]):
         log.warning("%s %s: %s", row["status"], row["path"], row["reason"])
@@ -185,20 +186,54 @@ def _not_read_counts(rows: Iterable[dict[str, Any]]) -> str:
     return ", ".join(f"{len(p)} file(s) {status}" for status, p in paths.items())
 
 
-def _ingested_files(warehouse: Warehouse) -> list[dict[str, Any]]:
-    """ingested_files as rows, each with its capture_date. A table written before the
-    reason and capture_date columns existed reads with reason null and the date of its
-    captured_at (the only date a row was recorded under then)."""
+def _ingested_files(
+    spark: SparkSession, warehouse: Warehouse, days: list[dt.date]
+) -> list[dict[str, Any]]:
+    """The ingested_files rows of `days`, each with its capture_date: only those
+    partitions are read."""
     if not warehouse.exists("ingested_files"):
         return []
-    rows = []
-    for row in warehouse.read("ingested_files").collect():
-        stored = row.asDict()
-        record = {name: None for name in INGESTED_FILES_COLUMNS} | stored
-        if "capture_date" not in stored and record["captured_at"] is not None:
-            record["capture_date"] = record["captured_at"].date()
-        rows.append(record)
-    return rows
+    if warehouse.partition_columns("ingested_files") != (INGESTED_FILES_PARTITION,):
+        _partition_ingested_files(spark, warehouse)
+    frame = warehouse.read("ingested_files", where={INGESTED_FILES_PARTITION: days})
+    return [_recorded_row(row.asDict()) for row in frame.collect()]
+
+
+def _partition_ingested_files(spark: SparkSession, warehouse: Warehouse) -> None:
+    """ingested_files from before it was partitioned by capture_date (read and
+    rewritten whole by every run), rewritten once, partitioned, in one commit: the
+    rows as they were, the columns of today's schema."""
+    rows = [_recorded_row(row.asDict()) for row in warehouse.read("ingested_files").collect()]
+    log.warning(
+        "ingested_files is not partitioned by %s: rewriting its %d row(s) partitioned, once",
+        INGESTED_FILES_PARTITION,
+        len(rows),
+    )
+    warehouse.write(
+        _ingested_files_frame(spark, rows),
+        "ingested_files",
+        mode="overwrite",
+        partition_by=(INGESTED_FILES_PARTITION,),
+        overwrite_schema=True,
+    )
+
+
+def _recorded_row(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored ingested_files row in today's columns. A table written before the
+    reason and capture_date columns existed reads with reason null and the date of its
+    captured_at (the only date a row was recorded under then)."""
+    record = {name: None for name in INGESTED_FILES_COLUMNS} | stored
+    if "capture_date" not in stored and record["captured_at"] is not None:
+        record["capture_date"] = record["captured_at"].date()
+    return record
+
+
+def _ingested_files_frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
+    schema = bronze.TABLES["ingested_files"]
+    ordered = sorted(rows, key=lambda r: (str(r["capture_date"]), r["path"]))
+    return spark.createDataFrame(
+        [tuple(r[name] for name in schema.fieldNames()) for r in ordered], schema
+    )
 
 
 def _unchanged(taken: list[RawFile], before: list[dict[str, Any]], raw_root: Location) -> bool:
@@ -502,23 +537,26 @@ def _write_ingested_files(
     whole_days: set[dt.date],
     unread_days: set[dt.date],
 ) -> int:
-    """A small table, rewritten whole (its schema too: a table from before the reason
-    and capture_date columns takes them). `rows` replace the recorded rows of
-    `whole_days` (re-ingested) and, for `unread_days` (captures unchanged), the
-    recorded rows of files not read whole (no sha256)."""
+    """The partitions of `whole_days` and `unread_days` replaced, no other date read
+    or written: `rows` replace the recorded rows of `whole_days` (re-ingested) and, for
+    `unread_days` (captures unchanged), the recorded rows of files not read whole (no
+    sha256). A date whose rows come out as recorded but for run_id and ingested_at is
+    not committed, and keeps those (storage/unchanged.py)."""
     now = dt.datetime.now(dt.UTC)
     run_id = spark.conf.get(RUN_ID_KEY, "")
     kept = [
         r
         for r in recorded
-        if r["capture_date"] not in whole_days
-        and (r["capture_date"] not in unread_days or r["sha256"] is not None)
+        if r["capture_date"] in unread_days - whole_days and r["sha256"] is not None
     ]
     new = [{**r, "run_id": run_id, "ingested_at": now} for r in rows]
-    table = sorted([*kept, *new], key=lambda r: (str(r["capture_date"]), r["path"]))
-    schema = bronze.TABLES["ingested_files"]
-    frame = spark.createDataFrame(
-        [tuple(r[name] for name in schema.fieldNames()) for r in table], schema
+    table = [*kept, *new]
+    warehouse.write(
+        _ingested_files_frame(spark, table),
+        "ingested_files",
+        mode="overwrite",
+        partition_by=(INGESTED_FILES_PARTITION,),
+        replace_where={INGESTED_FILES_PARTITION: sorted(whole_days | unread_days)},
+        per_run_columns=bronze.PER_RUN_COLUMNS["ingested_files"],
     )
-    warehouse.write(frame, "ingested_files", mode="overwrite", overwrite_schema=True)
     return len(table)

@@ -29,8 +29,9 @@ log = logging.getLogger("fleet_rebalance.metrics")
 def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
     """The run date's and the previous date's offsets samples: what every lag metric reads."""
     days = [run_date - dt.timedelta(days=1), run_date]
-    offsets = Warehouse(spark, config.warehouse).read("offsets")
-    return offset_samples(offsets.where(F.col("capture_date").isin(days)))
+    return offset_samples(
+        Warehouse(spark, config.warehouse).read("offsets", where={"capture_date": days})
+    )
 
 
 def gold_frames(
@@ -39,23 +40,28 @@ def gold_frames(
     """Every gold table of run_date as a DataFrame in its documented schema (lazy);
     `samples` is offset_history's (two tables read it)."""
 
-    table = Warehouse(spark, config.warehouse).read
+    warehouse = Warehouse(spark, config.warehouse)
 
-    days = [run_date - dt.timedelta(days=1), run_date]
-    replayed = table("replay_metrics").where(F.col("event_date") == F.lit(run_date))
+    def table(name: str, column: str, *days: dt.date) -> DataFrame:
+        """Only the partitions of `days` are read: a night's work is its dates'."""
+        return warehouse.read(name, where={column: list(days)})
+
+    yesterday = run_date - dt.timedelta(days=1)
+    replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
-    states = table("group_states").where(F.col("capture_date") == F.lit(run_date))
-    events = table("coordinator_events").where(F.col("log_date").isin(days))
-    silver_day = F.col("event_date") == F.lit(run_date)
+    states = table("group_states", "capture_date", run_date)
+    events = table("coordinator_events", "log_date", yesterday, run_date)
     m = config.metrics
     frames = {
         "stickiness": sticky,
         "skew": skewed,
         "lag_distribution": lag_distribution(samples, run_date),
-        "consumer_status": consumer_status(samples, run_date, m.burrow_intervals),
+        "consumer_status": consumer_status(
+            samples, run_date, m.burrow_intervals, m.burrow_allowed_lag
+        ),
         "partition_flapping": partition_flapping(
-            table("assignment_replay").where(silver_day),
-            table("rebalance_events").where(silver_day),
+            table("assignment_replay", "event_date", run_date),
+            table("rebalance_events", "event_date", run_date),
         ),
         "recommendations": recommendations(sticky, skewed, declared_strategies(states)),
         "rebalance_timeline": rebalance_timeline(events, run_date, m.offsets_topic_partitions),
@@ -77,13 +83,15 @@ def lag_distribution(samples: DataFrame, run_date: dt.date) -> DataFrame:
     return _per_key(samples, ["cluster", "topic"], columns, "lag_distribution", per_topic)
 
 
-def consumer_status(samples: DataFrame, run_date: dt.date, intervals: int) -> DataFrame:
+def consumer_status(
+    samples: DataFrame, run_date: dt.date, intervals: int, allowed_lag: int = 0
+) -> DataFrame:
     """consumer_status of run_date, one Arrow call per group (its status spans its
     partitions): `samples` are offset_history's, both days (yesterday's captures fill
     the day's first windows)."""
 
     def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
-        columns = status.group_consumer_status(table, run_date, intervals)
+        columns = status.group_consumer_status(table, run_date, intervals, allowed_lag)
         return pa.Table.from_pydict(columns, schema) if columns else schema.empty_table()
 
     columns = status.INPUT_COLUMNS

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import operator
 import time
 from collections.abc import Callable
-from functools import partial
+from functools import partial, reduce
 
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -31,7 +32,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OK
 from fleet_rebalance.config import Config
-from fleet_rebalance.pipeline import silver
+from fleet_rebalance.pipeline import bronze, silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.gaps import lost_groups
@@ -104,7 +105,7 @@ def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> Data
     OK, and each group's last such capture of the previous date. One row per capture,
     not per member: both sides of the cogroup are cut to these keys."""
     days = _replayed_days(run_date)
-    files = _table(spark, config, "ingested_files")
+    files = _table(spark, config, "ingested_files", days)
     members_files = files.where(
         (F.col("kind") == MEMBERS) & F.col("status").isin(OK, INCOMPLETE)
     ).select("cluster", "captured_at")
@@ -112,11 +113,7 @@ def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> Data
         F.col("path").alias("source_file")
     )
     with_members = _members(spark, config, days).where(F.col("consumer_id").isNotNull())
-    empty = (
-        _table(spark, config, "group_states")
-        .where(F.col("capture_date").isin(days))
-        .where(F.col("state") == "Empty")
-    )
+    empty = _table(spark, config, "group_states", days).where(F.col("state") == "Empty")
     candidates = with_members.select(*KEY, "source_file").unionByName(
         empty.select(*KEY, "source_file")
     )
@@ -148,7 +145,7 @@ def gap_keys(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFr
     capture. Small: only incomplete files' quarantine and members rows reach the driver,
     and nothing but their list when there is none."""
     incomplete = (
-        _table(spark, config, "ingested_files")
+        _table(spark, config, "ingested_files", days)
         .where((F.col("kind") == MEMBERS) & (F.col("status") == INCOMPLETE))
         .where(F.to_date("captured_at").isin(days))
         .select("path", "cluster", "captured_at")
@@ -157,8 +154,8 @@ def gap_keys(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFr
     rows: list[tuple[str, str | None]] = []
     if paths:
         quarantined = (
-            _table(spark, config, "quarantine")
-            .where(F.col("capture_date").isin(days) & F.col("source_file").isin(paths))
+            _table(spark, config, "quarantine", days)
+            .where(F.col("source_file").isin(paths))
             .select("source_file", "line_number", "line")
             .collect()
         )
@@ -214,14 +211,13 @@ def _replayed_days(run_date: dt.date) -> list[dt.date]:
 
 
 def _members(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
-    return _table(spark, config, "members").where(F.col("capture_date").isin(days))
+    return _table(spark, config, "members", days)
 
 
 def _states(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
     """One state row per capture of a group."""
     return (
-        _table(spark, config, "group_states")
-        .where(F.col("capture_date").isin(days))
+        _table(spark, config, "group_states", days)
         .groupBy(*KEY)
         .agg(
             F.first("state").alias("state"),
@@ -237,11 +233,7 @@ def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataF
     partition (lag null) for the partition count. Most partitions of a healthy fleet
     sit at lag 0, so this ships a fraction of the offsets rows."""
     days = _replayed_days(run_date)
-    offsets = (
-        _table(spark, config, "offsets")
-        .where(F.col("capture_date").isin(days))
-        .select(*KEY, "topic", "partition", "lag")
-    )
+    offsets = _table(spark, config, "offsets", days).select(*KEY, "topic", "partition", "lag")
     highest = offsets.groupBy(*KEY, "topic").agg(
         F.max("partition").alias("partition"), F.lit(None).cast("long").alias("lag")
     )
@@ -251,14 +243,90 @@ def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataF
 def topic_history(
     spark: SparkSession, config: Config, run_date: dt.date
 ) -> dict[str, TopicHistory]:
-    """Partition counts per topics capture, per cluster: small, shipped to every task."""
+    """Partition counts per topics capture, per cluster, shipped to every replay task:
+    only what the replayed captures look up. A capture takes the counts of the latest
+    topics capture at or before it (replay/group.py), so a cluster needs the topics
+    captures of the replayed days and the latest one at or before its first replayed
+    capture. That one is usually of the replayed days too; otherwise earlier dates are
+    read, newest first and more at a time, until each cluster that needs one has it."""
     warehouse = Warehouse(spark, config.warehouse)
     if not warehouse.exists("topic_partitions"):
         return {}
+    days = _replayed_days(run_date)
+    first = first_captures(spark, config, days)
+    if not first:
+        return {}
+    topics = warehouse.read("topic_partitions", where={"capture_date": days})
+    history = _topic_counts(topics.where(F.col("cluster").isin(sorted(first))))
+    need = {
+        cluster: at
+        for cluster, at in first.items()
+        if not any(t <= at for t in history.get(cluster, {}))
+    }
+    earlier = latest_topics_before(warehouse, sorted(need), days[0]) if need else {}
+    if earlier:
+        dates = sorted({day for _, day in earlier.values()})
+        wanted = reduce(
+            operator.or_,
+            [
+                (F.col("cluster") == cluster) & (F.col("captured_at") == at)
+                for cluster, (at, _) in earlier.items()
+            ],
+        )
+        older = warehouse.read("topic_partitions", where={"capture_date": dates}).where(wanted)
+        for cluster, by_time in _topic_counts(older).items():
+            history.setdefault(cluster, {}).update(by_time)
+    return {cluster: sorted(by_time.items()) for cluster, by_time in history.items()}
+
+
+def first_captures(
+    spark: SparkSession, config: Config, days: list[dt.date]
+) -> dict[str, dt.datetime]:
+    """Each cluster's earliest members or state capture of `days`: the replayed
+    captures are some of these (capture_keys), so none of a cluster's is earlier."""
+    captures = (
+        _members(spark, config, days)
+        .select("cluster", "captured_at")
+        .unionByName(_table(spark, config, "group_states", days).select("cluster", "captured_at"))
+        .where(F.col("cluster").isNotNull() & F.col("captured_at").isNotNull())
+    )
+    rows = captures.groupBy("cluster").agg(F.min("captured_at").alias("first")).collect()
+    return {r["cluster"]: r["first"] for r in rows}
+
+
+def latest_topics_before(
+    warehouse: Warehouse, clusters: list[str], day: dt.date
+) -> dict[str, tuple[dt.datetime, dt.date]]:
+    """Each cluster's latest topics capture dated before `day` (its time and date), for
+    those that have one: earlier dates (from the table's log) are read newest first,
+    one, then two, four... at a time, three columns of the clusters still missing,
+    until none is."""
+    dates = [
+        d
+        for d in warehouse.partition_values("topic_partitions", "capture_date")
+        if d is not None and d < day.isoformat()
+    ]
+    found: dict[str, tuple[dt.datetime, dt.date]] = {}
+    missing, batch = set(clusters), 1
+    while missing and dates:
+        dates, chunk = dates[:-batch], dates[-batch:]
+        rows = (
+            warehouse.read("topic_partitions", where={"capture_date": chunk})
+            .where(F.col("cluster").isin(sorted(missing)))
+            .groupBy("cluster")
+            .agg(F.max(F.struct("captured_at", "capture_date")).alias("latest"))
+            .collect()
+        )
+        found |= {r["cluster"]: tuple(r["latest"]) for r in rows}
+        missing -= set(found)
+        batch *= 2
+    return found
+
+
+def _topic_counts(topics: DataFrame) -> dict[str, dict[dt.datetime, dict[str, int]]]:
+    """Partition counts per cluster, topics capture and topic."""
     counts = (
-        warehouse.read("topic_partitions")
-        .where(F.col("capture_date") <= F.lit(run_date))
-        .groupBy("cluster", "captured_at", "topic")
+        topics.groupBy("cluster", "captured_at", "topic")
         .agg((F.max("partition") + 1).alias("count"))
         .collect()
     )
@@ -267,8 +335,11 @@ def topic_history(
         history.setdefault(row["cluster"], {}).setdefault(row["captured_at"], {})[row["topic"]] = (
             row["count"]
         )
-    return {c: sorted(by_time.items()) for c, by_time in history.items()}
+    return history
 
 
-def _table(spark: SparkSession, config: Config, name: str) -> DataFrame:
-    return Warehouse(spark, config.warehouse).read(name)
+def _table(spark: SparkSession, config: Config, name: str, days: list[dt.date]) -> DataFrame:
+    """`name`'s rows of `days` (its date partitions): a replay reads its two days only."""
+    return Warehouse(spark, config.warehouse).read(
+        name, where={bronze.partition_column(name): days}
+    )

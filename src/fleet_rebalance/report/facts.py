@@ -1,6 +1,7 @@
 """The small, driver-sized facts the summary and the report show, read from the tables.
 
-Every query aggregates in Spark first; only top-N lists and per-assignor totals reach
+Every query reads the run date's partitions only and aggregates in Spark first; only
+top-N lists (the timeline: the top-N groups' rebalances) and per-assignor totals reach
 the driver.
 """
 
@@ -31,15 +32,16 @@ class DayFacts:
     recommendations: pd.DataFrame  # recommended_assignor, groups, changes
     status_counts: pd.DataFrame  # group_status, groups
     worst_lag: pd.DataFrame  # cluster, group_id, topic, lag bands, time lag
-    timeline: pd.DataFrame  # cluster, group_id, generation, started_at, duration_ms, cause
+    # cluster, group_id, generation, started_at, duration_ms, cause: the busiest groups
+    timeline: pd.DataFrame
 
 
 def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     warehouse = Warehouse(spark, config.warehouse)
 
     def table(name: str, date_column: str) -> DataFrame:
-        frame = warehouse.read(name)
-        return frame.where(F.col(date_column) == F.lit(run_date))
+        """The run date's partition only: the report costs its day, not the history."""
+        return warehouse.read(name, where={date_column: run_date})
 
     top = config.metrics.report_top
     sticky = table("stickiness", "date")
@@ -115,10 +117,22 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         .orderBy("group_status")
         .toPandas(),
         worst_lag=lag.toPandas(),
-        timeline=table("rebalance_timeline", "date")
+        timeline=busiest_timelines(table("rebalance_timeline", "date"), top)
         .select(
             "cluster", "group_id", "generation", "protocol", "started_at", "duration_ms", "cause"
         )
         .orderBy("cluster", "group_id", "generation")
         .toPandas(),
     )
+
+
+def busiest_timelines(timeline: DataFrame, top: int) -> DataFrame:
+    """The timeline rows of the `top` groups with the most generations (ties by cluster
+    and group): one lane each on the page, whatever the fleet's size."""
+    busiest = (
+        timeline.groupBy("cluster", "group_id")
+        .count()
+        .orderBy(F.col("count").desc(), "cluster", "group_id")
+        .limit(top)
+    )
+    return timeline.join(busiest, ["cluster", "group_id"], how="left_semi")

@@ -75,9 +75,9 @@ def validate_against_table(request: WriteRequest, schema_json: str) -> list[str]
         return []
     metadata = table.metadata()
     check_writable(request.table_uri, table.protocol(), metadata.configuration)
-    check_partitioning(request.table_uri, metadata.partition_columns, request.partition_by)
     if request.overwrite_schema:
-        return []  # the commit replaces the table's schema with the write's
+        return []  # the commit replaces the table's schema and partitioning with the write's
+    check_partitioning(request.table_uri, metadata.partition_columns, request.partition_by)
     return compare_schemas(
         request.table_uri, table.schema().to_json(), schema_json, request.schema_evolution
     )
@@ -130,6 +130,11 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
                 raise
             log.info("%s: created concurrently (%s); committing into it", uri, exc)
     added = validate_against_table(request, schema_json)
+    if request.overwrite_schema and list(table.metadata().partition_columns) != list(
+        request.partition_by
+    ):
+        _repartition(table, request, actions, schema, properties)
+        return
     if added:
         table_fields = schema_fields(table.schema().to_json())
         new_fields = [
@@ -139,9 +144,50 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
         ]
         table.alter.add_columns(new_fields, commit_properties=properties)
         table = open_table(uri, storage_options=options)
-    version = write_transaction(table, request, actions, schema)
+    read = None
+    if request.read_version is not None:
+        read = open_table(uri, version=request.read_version, storage_options=options)
+    version = write_transaction(table, request, actions, schema, read=read)
     log.info(
         "%s: %s of %d file(s) committed as version %d", uri, request.mode, len(actions), version
+    )
+    sweep_aborted(request.location)
+
+
+def _repartition(
+    table: DeltaTable,
+    request: WriteRequest,
+    actions: list[AddAction],
+    schema: Schema,
+    properties: CommitProperties,
+) -> None:
+    """A whole-table overwrite that changes the partition columns (Delta's
+    overwriteSchema): one commit holding the new metadata, every remove and every add.
+    delta-rs's transaction API keeps a table's partitioning, its replace-table
+    commit does not; that commit has no conflict check of ours, so a commit that
+    landed since `table` was read is refused rather than silently replaced."""
+    uri = request.table_uri
+    latest = open_table(uri, storage_options=request.storage_options)
+    if latest is None or latest.version() != table.version():
+        raise CommitConflictError(
+            f"{uri}: changed since version {table.version()} while its partitioning was "
+            "being replaced; nothing was committed"
+        )
+    create_table_with_add_actions(
+        delta_uri(uri),
+        schema,
+        actions,
+        mode="overwrite",
+        partition_by=list(request.partition_by),
+        commit_properties=properties,
+        storage_options=dict(request.storage_options) or None,
+    )
+    log.info(
+        "%s: rewritten partitioned by %s in %d file(s) as version %d",
+        uri,
+        list(request.partition_by),
+        len(actions),
+        table.version() + 1,
     )
     sweep_aborted(request.location)
 
@@ -154,10 +200,14 @@ def write_transaction(
     request: WriteRequest,
     actions: list[AddAction],
     schema: Schema | None = None,
+    *,
+    read: DeltaTable | None = None,
 ) -> int:
     """Commit `actions` over the snapshot `table` was read at; return the new version.
     The table keeps its own schema (its column order and nullability) unless the
-    request overwrites it with the write's, `schema`.
+    request overwrites it with the write's, `schema`. `read`: an older snapshot the
+    write was planned on (unchanged.py compared rows there): commits since then are
+    judged as lost races are.
 
     delta-rs's own retry checks an overwrite against what concurrent commits removed,
     not what they added: two overwrites of a date nobody had written yet would both
@@ -165,7 +215,9 @@ def write_transaction(
     way: a concurrent commit that changed the files this write replaces, or the table's
     metadata, is a conflict; any other is committed over."""
     uri = request.table_uri
-    read, filters = table, _partition_filters(request)
+    read, filters = read or table, _partition_filters(request)
+    if read.version() != table.version():
+        _raise_on_conflict(read, table, request)
     for _ in range(MAX_COMMIT_ATTEMPTS):
         try:
             table.create_write_transaction(
@@ -183,16 +235,22 @@ def write_transaction(
             latest = open_table(uri, storage_options=request.storage_options)
             if latest is None or latest.version() <= table.version():
                 raise  # not a lost race
-            conflict = _conflict(read, latest, request)
-            if conflict:
-                raise CommitConflictError(
-                    f"{uri}: {conflict} by a concurrent commit since version "
-                    f"{read.version()}; nothing was committed"
-                ) from exc
+            _raise_on_conflict(read, latest, request, exc)
             table = latest
     raise CommitConflictError(
         f"{uri}: lost the commit race {MAX_COMMIT_ATTEMPTS} times; nothing was committed"
     )
+
+
+def _raise_on_conflict(
+    read: DeltaTable, latest: DeltaTable, request: WriteRequest, cause: Exception | None = None
+) -> None:
+    conflict = _conflict(read, latest, request)
+    if conflict:
+        raise CommitConflictError(
+            f"{request.table_uri}: {conflict} by a concurrent commit since version "
+            f"{read.version()}; nothing was committed"
+        ) from cause
 
 
 def _partition_filters(request: WriteRequest) -> list[tuple] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -24,10 +25,18 @@ from fleet_rebalance.storage.deltars_commit import open_table
 from fleet_rebalance.storage.engine import READER_KEY
 from fleet_rebalance.storage.errors import StorageError
 from fleet_rebalance.storage.partitions import escape_path_name, partition_dir
-from fleet_rebalance.storage.table_checks import check_readable
+from fleet_rebalance.storage.selection import rows_in
+from fleet_rebalance.storage.table_checks import check_readable, outside_replace_where
 
 
-def read_delta_rs(spark: SparkSession, table_loc: Location, version: int | None) -> DataFrame:
+def read_delta_rs(
+    spark: SparkSession,
+    table_loc: Location,
+    version: int | None,
+    where: Mapping[str, Sequence[str | None]] | None = None,
+) -> DataFrame:
+    """The snapshot's rows; with `where`, only the files of those partitions are read
+    (the log says which), and the rows are filtered on columns that are no partition."""
     uri = table_loc.uri
     try:
         table = open_table(uri, version, table_loc.options)
@@ -40,16 +49,45 @@ def read_delta_rs(spark: SparkSession, table_loc: Location, version: int | None)
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
     partitions = list(metadata.partition_columns)
     actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
-    if not actions:
+    files = [
+        (unquote(a["path"]), {c: _text(a.get(f"partition.{c}")) for c in partitions}, a)
+        for a in actions
+    ]
+    pruned = {c: v for c, v in (where or {}).items() if c in partitions}
+    if pruned:
+        files = [f for f in files if not outside_replace_where(pruned, f[1])]
+    frame = scan_files(
+        spark,
+        table_loc,
+        schema,
+        partitions,
+        # The log holds URI-encoded paths; the stores want the names as they are.
+        [path for path, _, _ in files],
+        [values for _, values, _ in files],
+        [int(a["size_bytes"]) for _, _, a in files],
+    )
+    rest = {c: v for c, v in (where or {}).items() if c not in partitions}
+    return frame.where(rows_in(schema, rest, uri)) if rest else frame
+
+
+def scan_files(
+    spark: SparkSession,
+    table_loc: Location,
+    schema: StructType,
+    partitions: list[str],
+    paths: list[str],
+    values: list[dict[str, str | None]],
+    sizes: list[int],
+) -> DataFrame:
+    """Rows of the given files of a table (paths relative to its root, unescaped, with
+    their partition values): a parallel scan by Spark's Parquet reader, or by Arrow on
+    the executors where the JVM cannot read the store."""
+    if not paths:
         return spark.createDataFrame([], schema)
-    # The log holds URI-encoded paths; the stores want the names as they are.
-    paths = [unquote(a["path"]) for a in actions]
-    values = [{c: _text(a.get(f"partition.{c}")) for c in partitions} for a in actions]
     root = jvm_root(spark, table_loc)
     if root is None:
         from fleet_rebalance.storage.arrow_read import read_with_arrow
 
-        sizes = [int(a["size_bytes"]) for a in actions]
         return read_with_arrow(spark, table_loc, schema, paths, values, sizes)
     uris = [f"{root}/{p}" for p in paths]
     data_schema = StructType([f for f in schema.fields if f.name not in partitions])

@@ -60,6 +60,9 @@ class WriteRequest:
     storage_options: dict[str, str] = field(default_factory=dict)
     # A whole-table overwrite that replaces the schema too (Delta's overwriteSchema).
     overwrite_schema: bool = False
+    # The version the write was planned on (unchanged.py left out partitions that
+    # held its rows then): conflicts are judged from there.
+    read_version: int | None = None
     # Names every file of this write, so cleanup also finds files of killed tasks.
     write_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 

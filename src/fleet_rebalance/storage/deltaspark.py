@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
+from fleet_rebalance.storage.selection import rows_in
+
 
 def replace_where_predicate(replace_where: Mapping[str, Sequence[str | None]]) -> str:
     """SQL predicate for Delta's replaceWhere from normalised partition values."""
@@ -48,8 +50,16 @@ def write_delta_spark(
     writer.save(uri)
 
 
-def read_delta_spark(spark: SparkSession, uri: str, version: int | None) -> DataFrame:
+def read_delta_spark(
+    spark: SparkSession,
+    uri: str,
+    version: int | None,
+    where: Mapping[str, Sequence[str | None]] | None = None,
+) -> DataFrame:
+    """The snapshot's rows; `where` as a filter, which Delta resolves on partition
+    columns from its log (only those partitions' files are read)."""
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", str(version))
-    return reader.load(uri)
+    frame = reader.load(uri)
+    return frame.where(rows_in(frame.schema, where, uri)) if where else frame

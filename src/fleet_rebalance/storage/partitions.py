@@ -30,6 +30,15 @@ def partition_value(value: Any) -> str | None:
     return str(value)
 
 
+def partition_strings(where: Mapping[str, Any]) -> dict[str, list[str | None]]:
+    """{"capture_date": date or dates} -> each column's values in the log's string form."""
+    normalised = {}
+    for column, value in where.items():
+        values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
+        normalised[column] = sorted({partition_value(v) for v in values}, key=str)
+    return normalised
+
+
 def escape_path_name(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED or ord(c) < 0x20 else c for c in text)
 

@@ -126,7 +126,7 @@ def normalise_replace_where(
     replace_where: Mapping[str, Any] | None, partition_by: Sequence[str], uri: str
 ) -> dict[str, list[str | None]] | None:
     """{"capture_date": "2026-11-20"} or a list of values -> Delta partition strings."""
-    from fleet_rebalance.storage.partitions import partition_value
+    from fleet_rebalance.storage.partitions import partition_strings
 
     if replace_where is None:
         return None
@@ -138,11 +138,7 @@ def normalise_replace_where(
             f"{uri}: replace_where on {unknown} but the table is partitioned by "
             f"{list(partition_by)}: only partition columns can be replaced"
         )
-    normalised = {}
-    for column, value in replace_where.items():
-        values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
-        normalised[column] = sorted({partition_value(v) for v in values}, key=str)
-    return normalised
+    return partition_strings(replace_where)
 
 
 def outside_replace_where(

@@ -38,6 +38,8 @@ class TaskWrite:
     request: WriteRequest
     schema_json: str
     engine: str = DELTA_RS
+    # Columns that change every run, left out when judging a partition unchanged.
+    per_run_columns: tuple[str, ...] = ()
 
     @property
     def staged(self) -> bool:
@@ -55,15 +57,62 @@ class TaskWrite:
         return replace(self.request, table_uri=staging.uri, partition_by=())
 
     def commit(self, files: list[WrittenFile]) -> None:
-        """Every task's files in one transaction. A re-run task (a lost executor, a
-        recomputed partition) may have written files nobody reported: they go too."""
+        """Every task's files in one transaction, but for partitions whose rows they
+        repeat (unchanged.py: those files are deleted, and with nothing left nothing is
+        committed). A re-run task (a lost executor, a recomputed partition) may have
+        written files nobody reported: they go too."""
         if self.staged:
             self._commit_staged(files)
             return
         from fleet_rebalance.storage.deltars_commit import commit_files, delete_unreported
 
-        commit_files(self.request, self.schema_json, files)
-        delete_unreported(self.request, files)
+        request, kept = self._unchanged_left_out(files)
+        if len(kept) != len(files) or request is None:
+            delete_unreported(self.request, kept)
+        if request is not None:
+            commit_files(request, self.schema_json, kept)
+            delete_unreported(request, kept)
+
+    def _unchanged_left_out(
+        self, files: list[WrittenFile]
+    ) -> tuple[WriteRequest | None, list[WrittenFile]]:
+        """The request and files still to commit once partitions whose rows are already
+        in the table are left out; request None: nothing to commit. Comparing reads
+        rows, which takes the driver's Spark session: a commit without one (the
+        commit alone, as unit tests drive it) is made whole."""
+        request = self.request
+        spark = SparkSession.getActiveSession()
+        if spark is None or not request.replace_where:
+            return request, files
+        from fleet_rebalance.storage.deltars_read import scan_files
+        from fleet_rebalance.storage.table_checks import outside_replace_where
+        from fleet_rebalance.storage.unchanged import compare
+
+        schema = StructType.fromJson(json.loads(self.schema_json))
+        rows = scan_files(
+            spark,
+            request.location,
+            schema,
+            list(request.partition_by),
+            [f.path for f in files],
+            [f.partition_values for f in files],
+            [f.size for f in files],
+        )
+        comparison = compare(
+            rows,
+            request.table_uri,
+            request.partition_by,
+            request.replace_where,
+            self.per_run_columns,
+        )
+        if comparison is None or not comparison.unchanged:
+            return request, files
+        comparison.log_unchanged()
+        remaining = comparison.remaining()
+        if remaining is None:
+            return None, []
+        kept = [f for f in files if not outside_replace_where(remaining, f.partition_values)]
+        return replace(request, replace_where=remaining, read_version=comparison.version), kept
 
     def abort(self, files: list[WrittenFile]) -> None:
         """Delete every file of this write, reported or not, that no commit references."""
@@ -99,6 +148,7 @@ class TaskWrite:
                 partition_by=request.partition_by,
                 replace_where=request.replace_where,
                 commit_info=request.commit_info,
+                per_run_columns=self.per_run_columns,
             )
         finally:
             self._drop_staging()
@@ -136,6 +186,7 @@ def task_write(
     partition_by: Sequence[str] = (),
     replace_where: Mapping[str, Any] | None = None,
     commit_info: Mapping[str, Any] | None = None,
+    per_run_columns: Sequence[str] = (),
 ) -> TaskWrite:
     """A write for the caller's tasks, checked against the table before any task runs
     (as write_table checks its own)."""
@@ -147,8 +198,8 @@ def task_write(
         from fleet_rebalance.storage import write_request
 
         request = write_request(spark, path, mode, partition_by, replace_where, commit_info)
-        return TaskWrite(request, schema.json(), DELTA_SPARK)
+        return TaskWrite(request, schema.json(), DELTA_SPARK, tuple(per_run_columns))
     request = delta_rs_request(
         spark, path, mode, partition_by, replace_where, commit_info, schema.json()
     )
-    return TaskWrite(request, schema.json())
+    return TaskWrite(request, schema.json(), per_run_columns=tuple(per_run_columns))

@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from fleet_rebalance.filesystems import Location, exists
 from fleet_rebalance.storage import read_table, table_location, write_table
+from fleet_rebalance.storage.snapshot import partition_values, table_state
 from fleet_rebalance.storage.task_writes import TaskWrite, task_write
 
 DELTA_LOG = "_delta_log"
@@ -38,8 +39,22 @@ class Warehouse:
         fs, path = self.root.child(name, DELTA_LOG).filesystem()
         return exists(fs, path)
 
-    def read(self, name: str, *, version: int | None = None) -> DataFrame:
-        return read_table(self.spark, self.uri(name), version=version)
+    def read(
+        self, name: str, *, version: int | None = None, where: Mapping[str, Any] | None = None
+    ) -> DataFrame:
+        """The table's rows; `where` ({"capture_date": a date or dates}) reads only
+        those partitions, so a step's reads cost its dates, not the table's history."""
+        return read_table(self.spark, self.uri(name), version=version, where=where)
+
+    def partition_columns(self, name: str) -> tuple[str, ...] | None:
+        """The table's partition columns, from its log; None when there is no table."""
+        state = table_state(self.spark, self.uri(name))
+        return None if state is None else state.partition_columns
+
+    def partition_values(self, name: str, column: str) -> list[str | None]:
+        """The values (log strings, sorted) partition column `column` holds, from the
+        log: what dates a table has, without reading them."""
+        return partition_values(self.spark, self.uri(name), column)
 
     def write(
         self,
@@ -51,6 +66,7 @@ class Warehouse:
         replace_where: Mapping[str, Any] | None = None,
         commit_info: Mapping[str, Any] | None = None,
         overwrite_schema: bool = False,
+        per_run_columns: Sequence[str] = (),
     ) -> None:
         write_table(
             df,
@@ -60,11 +76,12 @@ class Warehouse:
             replace_where=replace_where,
             commit_info=commit_info,
             overwrite_schema=overwrite_schema,
+            per_run_columns=per_run_columns,
         )
 
     def replace_date(self, df: DataFrame, name: str, column: str, day: dt.date, rows: int) -> None:
         """One commit replacing `day`'s partition with `rows` rows, in files of about
-        ROWS_PER_FILE rows."""
+        ROWS_PER_FILE rows; none when the partition holds these rows already."""
         self.write(
             df.coalesce(max(1, math.ceil(rows / ROWS_PER_FILE))),
             name,
@@ -81,6 +98,7 @@ class Warehouse:
         mode: str,
         partition_by: Sequence[str] = (),
         replace_where: Mapping[str, Any] | None = None,
+        per_run_columns: Sequence[str] = (),
     ) -> TaskWrite:
         """A write whose files the caller's Spark tasks produce (task_writes.py); the
         driver then commits what the tasks report, or aborts."""
@@ -91,4 +109,5 @@ class Warehouse:
             mode=mode,
             partition_by=partition_by,
             replace_where=replace_where,
+            per_run_columns=per_run_columns,
         )
