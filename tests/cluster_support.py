@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -294,11 +294,13 @@ def assert_same_tables(
     warehouse: Path | str,
     clean: Path,
     options: Mapping[str, str] | None = None,
+    tables: Iterable[str] = ALL_TABLES,
 ) -> None:
-    """Every table of `warehouse` (a local path, or a URI such as s3://bucket/wh read
-    with the storage `options`) equals the one in `clean`, but for per-run columns."""
+    """Every table (of `tables`) of `warehouse` (a local path, or a URI such as
+    s3://bucket/wh read with the storage `options`) equals the one in `clean`, but for
+    per-run columns."""
     with storage_options(spark, options) if options else contextlib.nullcontext():
-        for name in ALL_TABLES:
+        for name in tables:
             drop = PER_RUN.get(name, [])
             got = read_table(spark, posixpath.join(str(warehouse), name)).drop(*drop)
             want = read_table(spark, str(clean / name)).drop(*drop)

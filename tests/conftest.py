@@ -12,6 +12,16 @@ from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS 
 PROJECT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _no_job_logging_left():
+    """Jobs run in-process (test_cli*, test_faults' stubs) add handlers on the test's
+    stderr; they go with the test."""
+    yield
+    from fleet_rebalance.run_job import reset_logging
+
+    reset_logging()
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
     """Started after the S3 server: the JVM and its Python workers take the AWS

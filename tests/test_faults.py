@@ -10,6 +10,7 @@ import pytest
 from cluster_support import ALL_TABLES, assert_same_tables, kill_tree, nightly, write_conf
 from deltalake import DeltaTable
 
+from fleet_rebalance.pipeline import gold
 from fleet_rebalance.storage import read_table, write_table
 
 pytestmark = pytest.mark.spark
@@ -21,8 +22,12 @@ def _versions(warehouse) -> dict[str, int]:
 
 
 def test_driver_killed_during_the_final_writes(spark, tmp_path, clean_nightly):
+    """The date's gold rows are deleted first, so the run has every gold table to write
+    (a table whose rows are already there commits nothing); the kill lands among them."""
     warehouse = tmp_path / "wh"
     shutil.copytree(clean_nightly, warehouse)
+    for name in gold.TABLES:
+        DeltaTable(str(warehouse / name)).delete()
     before = _versions(warehouse)
     conf = write_conf(tmp_path, "wh")
     # The first gold table is committed; the kill lands among the others' writes.
@@ -31,8 +36,16 @@ def test_driver_killed_during_the_final_writes(spark, tmp_path, clean_nightly):
     after = _versions(warehouse)
     assert after["stickiness"] == before["stickiness"] + 1
     assert after["rebalance_timeline"] == before["rebalance_timeline"]  # never reached
-    # Every table reads at its last committed version, with the clean run's rows.
-    assert_same_tables(spark, warehouse, clean_nightly)
+    # Every table reads at its last committed version: the clean run's rows where the
+    # write was committed (bronze and silver were unchanged: nothing committed there),
+    # still none of the date where it was not.
+    committed = {name for name in ALL_TABLES if after[name] > before[name]}
+    assert "stickiness" in committed and committed <= set(gold.TABLES), committed
+    assert_same_tables(spark, warehouse, clean_nightly, tables=committed)
+    for name in set(ALL_TABLES) - set(gold.TABLES):
+        assert after[name] == before[name], name
+    for name in set(gold.TABLES) - committed:
+        assert read_table(spark, str(warehouse / name)).isEmpty(), name
     status, output = nightly(conf, DAY)
     assert status == 0, output[-3000:]
     assert_same_tables(spark, warehouse, clean_nightly)

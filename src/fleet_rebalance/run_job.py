@@ -42,13 +42,20 @@ class _StderrFilter(logging.Filter):
         return getattr(record, "stderr", True)
 
 
-def setup_logging(job: str, verbose: bool = False, log_file: str | None = None) -> None:
-    """INFO (sql: WARNING) or, with --verbose, DEBUG on stderr; everything to log_file."""
+def reset_logging() -> None:
+    """Removes the handlers setup_logging added: a job run in-process (tests) must not
+    leave one writing to a stream that is closed after it."""
     root = logging.getLogger()
     while _HANDLERS:
         handler = _HANDLERS.pop()
         root.removeHandler(handler)
         handler.close()
+
+
+def setup_logging(job: str, verbose: bool = False, log_file: str | None = None) -> None:
+    """INFO (sql: WARNING) or, with --verbose, DEBUG on stderr; everything to log_file."""
+    reset_logging()
+    root = logging.getLogger()
     formatter = logging.Formatter(LOG_FORMAT)
     quiet = logging.WARNING if job == "sql" else logging.INFO
     console = logging.StreamHandler(sys.stderr)
