@@ -12,6 +12,32 @@ from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS 
 PROJECT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture
+def small_fleet(spark, tmp_path):
+    """(config, raw root) of a generated 1-cluster, 2-group hour of 2026-11-20, ingested:
+    for tests that add a file and ingest again."""
+    import datetime as dt
+
+    from fleet_rebalance.config import Config
+    from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+    from fleet_rebalance.pipeline import ingest
+
+    raw = tmp_path / "raw"
+    start = dt.datetime(2026, 11, 20, 8, tzinfo=dt.UTC)
+    spec = FleetSpec(
+        clusters=1,
+        groups_per_cluster=2,
+        topics_per_cluster=2,
+        start=start,
+        hours=1,
+        interval_minutes=30,
+    )
+    write_fleet(spec, raw)
+    config = Config(raw_root=str(raw), warehouse=str(tmp_path / "wh"))
+    ingest.run(spark, config, start.date())
+    return config, raw
+
+
 @pytest.fixture(autouse=True)
 def _no_job_logging_left():
     """Jobs run in-process (test_cli*, test_faults' stubs) add handlers on the test's

@@ -14,7 +14,6 @@ from chispa import assert_df_equality
 from deltalake import DeltaTable, write_deltalake
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import bronze, ingest, replay
 from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.warehouse import Warehouse
@@ -91,37 +90,18 @@ def test_the_topic_history_holds_what_the_replayed_captures_look_up(spark, tmp_p
     assert all(days is not None for _, days in reads)
 
 
-@pytest.fixture
-def fleet(spark, tmp_path):
-    raw = tmp_path / "raw"
-    write_fleet(
-        FleetSpec(
-            clusters=1,
-            groups_per_cluster=2,
-            topics_per_cluster=2,
-            start=dt.datetime(2026, 11, 20, 8, tzinfo=dt.UTC),
-            hours=1,
-            interval_minutes=30,
-        ),
-        raw,
-    )
-    config = Config(raw_root=str(raw), warehouse=str(tmp_path / "wh"))
-    ingest.run(spark, config, DAY)
-    return config, raw
-
-
 def versions(config: Config) -> dict[str, int]:
     return {name: DeltaTable(config.table_path(name)).version() for name in bronze.TABLES}
 
 
 def test_an_unpartitioned_ingested_files_is_partitioned_once_and_runs_commit_only_changes(
-    spark, fleet, caplog
+    spark, small_fleet, caplog
 ):
     """Given ingested_files as it was written before (unpartitioned, rewritten whole by
     every run), Then the next run rewrites it partitioned by capture_date in one commit,
     rows as they were, saying so once at WARNING; a run with nothing new commits
     nothing; a late file commits offsets and ingested_files, and no other table."""
-    config, raw = fleet
+    config, raw = small_fleet
     path = config.table_path("ingested_files")
     rows = read_table(spark, path).toArrow()
     before = rows.to_pylist()

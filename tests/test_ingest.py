@@ -15,7 +15,6 @@ from deltalake import DeltaTable
 
 from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.config import Config
-from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import bronze, ingest
 from fleet_rebalance.pipeline.ingest_files import RawFile
 from fleet_rebalance.storage import read_table
@@ -154,21 +153,8 @@ def test_tables_are_the_same_when_the_parse_tasks_stage_files_for_spark(
     assert not list((tmp_path / "wh").glob("*/_fleet_staging/*"))
 
 
-def test_a_late_file_adds_exactly_its_rows(spark, tmp_path):
-    raw = tmp_path / "raw"
-    write_fleet(
-        FleetSpec(
-            clusters=1,
-            groups_per_cluster=2,
-            topics_per_cluster=2,
-            start=dt.datetime(2026, 11, 20, 8, tzinfo=dt.UTC),
-            hours=1,
-            interval_minutes=30,
-        ),
-        raw,
-    )
-    config = Config(raw_root=str(raw), warehouse=str(tmp_path / "wh"))
-    ingest.run(spark, config, DAY)
+def test_a_late_file_adds_exactly_its_rows(spark, small_fleet):
+    config, raw = small_fleet
     before = table(spark, config, "offsets").drop("source_file", "line_number")
     late = raw / "prod-east" / "captures" / "2026-11-20T1000Z"
     late.mkdir()
