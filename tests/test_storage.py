@@ -372,9 +372,14 @@ def test_concurrent_appends_both_land(spark, rs_store, rs_table):
     assert rs_store.delta(rs_table).version() == 2
 
 
-@pytest.mark.parametrize("seeded", [D20, D19], ids=["rewritten date", "new date"])
+@pytest.mark.parametrize(
+    "seeded", [D20, D19, None], ids=["rewritten date", "new date", "new table"]
+)
 def test_concurrent_overwrites_of_one_date_never_duplicate(spark, rs_store, rs_table, seeded):
-    write_table(df_of(spark, rows_for(seeded, ["seed"])), rs_table, partition_by=("capture_date",))
+    if seeded is not None:
+        write_table(
+            df_of(spark, rows_for(seeded, ["seed"])), rs_table, partition_by=("capture_date",)
+        )
     outcomes: dict[str, BaseException | None] = {}
 
     def overwrite(name: str) -> None:
