@@ -10,11 +10,16 @@ from fleet_rebalance.run_job import run_job
 
 def main(flags: argparse.Namespace) -> int:
     args = job_args("metrics", flags)
-    from fleet_rebalance.pipeline import metrics
+    from fleet_rebalance.pipeline import backfill, metrics
+    from fleet_rebalance.pipeline.nightly import run_step
     from fleet_rebalance.session import build_session
 
     spark = build_session(args.config, job="metrics", run_date=args.run_date)
-    metrics.run(spark, args.config, args.run_date)
+    step = ("metrics", metrics.run)
+    if args.span is None:
+        run_step(spark, args.config, args.run_date, step)
+    else:
+        backfill.run_span(spark, args.config, args.span, [step])
     return 0
 
 

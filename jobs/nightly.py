@@ -1,5 +1,5 @@
-"""Nightly: ingest -> replay -> metrics for one date in one SparkSession, a summary on
-stdout and warehouse/reports/<date>.html."""
+"""Nightly: ingest -> replay -> metrics for one date (or each date of a backfill) in one
+SparkSession, a summary on stdout and warehouse/reports/<date>.html."""
 
 from __future__ import annotations
 
@@ -13,12 +13,17 @@ def main(flags: argparse.Namespace) -> int:
     # A step's failure (StepFailed) is reported by run_job: one line when its cause is
     # one the user can act on (no captures for the date, a concurrent commit).
     args = job_args("nightly", flags)
+    from fleet_rebalance.pipeline import backfill
     from fleet_rebalance.pipeline.nightly import report, run_steps
     from fleet_rebalance.session import build_session
 
     spark = build_session(args.config, job="nightly", run_date=args.run_date)
-    run_steps(spark, args.config, args.run_date)
-    print("\n".join(report(spark, args.config, args.run_date)), flush=True)
+    if args.span is None:
+        run_steps(spark, args.config, args.run_date)
+        lines = report(spark, args.config, args.run_date)
+    else:
+        lines = backfill.nightly_span(spark, args.config, args.span)
+    print("\n".join(lines), flush=True)
     return 0
 
 

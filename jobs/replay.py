@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from fleet_rebalance.cli import job_args
 from fleet_rebalance.run_job import run_job
@@ -10,12 +11,17 @@ from fleet_rebalance.run_job import run_job
 
 def main(flags: argparse.Namespace) -> int:
     args = job_args("replay", flags)
-    from fleet_rebalance.pipeline import replay
+    from fleet_rebalance.pipeline import backfill, replay
+    from fleet_rebalance.pipeline.nightly import run_step
     from fleet_rebalance.session import build_session
 
     spark = build_session(args.config, job="replay", run_date=args.run_date)
     names = flags.assignors.split(",") if flags.assignors else None
-    replay.run(spark, args.config, args.run_date, names)
+    step = ("replay", partial(replay.run, assignors=names))
+    if args.span is None:
+        run_step(spark, args.config, args.run_date, step, assignors=names)
+    else:
+        backfill.run_span(spark, args.config, args.span, [step], assignors=names)
     return 0
 
 

@@ -1,6 +1,6 @@
-"""The Airflow DAG, for real: apache-airflow in its own virtualenv (Airflow's pins clash
-with the job's), a DagBag import check, its structure, and `airflow dags test` running
-the nightly on data/sample.
+"""The Airflow DAGs, for real: apache-airflow in its own virtualenv (Airflow's pins clash
+with the job's), a DagBag import check, the structure of the nightly and the weekly
+maintain DAG, and `airflow dags test` running the nightly on data/sample.
 
 The virtualenv is .venv-airflow in the checkout, built on first use (about a minute
 from PyPI) and reused while AIRFLOW_VERSION is unchanged.
@@ -65,37 +65,81 @@ def _airflow_python(venv: Path, code: str, env: dict[str, str]) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_dagbag_imports_the_dag_without_errors(airflow_venv, airflow_env):
-    got = _airflow_python(
+@pytest.fixture(scope="module")
+def dag_shapes(airflow_venv, airflow_env) -> dict:
+    """Both DAGs as a DagBag loads them, without FLEET_REBALANCE_POOL and with it (one
+    interpreter: a DagBag parses the file anew)."""
+    return _airflow_python(
         airflow_venv,
         f"""
-        import json
+        import json, os
         from airflow.models.dagbag import DagBag
-        bag = DagBag(dag_folder={str(DAG_FILE.parent)!r}, include_examples=False)
-        dag = bag.dags.get("fleet_rebalance_nightly")
-        task = dag.get_task("nightly")
-        print(json.dumps({{
-            "errors": {{k: str(v) for k, v in bag.import_errors.items()}},
-            "dags": sorted(bag.dag_ids),
-            "tasks": [t.task_id for t in dag.tasks],
-            "timetable": dag.timetable.summary,
-            "interval": type(dag.timetable).__name__,
-            "catchup": dag.catchup,
-            "max_active_runs": dag.max_active_runs,
-            "retries": task.retries,
-            "timeout_s": task.execution_timeout.total_seconds(),
-            "command": task.bash_command,
-        }}))
+
+        def shape(dag, task_id):
+            task = dag.get_task(task_id)
+            return {{
+                "tasks": [t.task_id for t in dag.tasks],
+                "timetable": dag.timetable.summary,
+                "interval": type(dag.timetable).__name__,
+                "catchup": dag.catchup,
+                "max_active_runs": dag.max_active_runs,
+                "retries": task.retries,
+                "timeout_s": task.execution_timeout.total_seconds(),
+                "command": task.bash_command,
+                "pool": task.pool,
+            }}
+
+        def load():
+            bag = DagBag(dag_folder={str(DAG_FILE.parent)!r}, include_examples=False)
+            return {{
+                "errors": {{k: str(v) for k, v in bag.import_errors.items()}},
+                "dags": sorted(bag.dag_ids),
+                "nightly": shape(bag.dags["fleet_rebalance_nightly"], "nightly"),
+                "maintain": shape(bag.dags["fleet_rebalance_maintain"], "maintain"),
+            }}
+
+        os.environ.pop("FLEET_REBALANCE_POOL", None)
+        plain = load()
+        os.environ["FLEET_REBALANCE_POOL"] = "fleet_rebalance"
+        print(json.dumps({{"plain": plain, "pooled": load()}}))
         """,
         airflow_env,
     )
+
+
+def test_dagbag_imports_the_dag_without_errors(dag_shapes):
+    got = dag_shapes["plain"]
     assert got["errors"] == {}
-    assert got["dags"] == ["fleet_rebalance_nightly"]
-    assert got["tasks"] == ["nightly"]
-    assert (got["interval"], got["timetable"]) == ("CronDataIntervalTimetable", "0 2 * * *")
-    assert got["catchup"] is True and got["max_active_runs"] == 1
-    assert got["retries"] == 2 and got["timeout_s"] == 3 * 3600
-    assert './spark-submit.sh nightly --date "{{ ds }}"' in got["command"]
+    assert got["dags"] == ["fleet_rebalance_maintain", "fleet_rebalance_nightly"]
+    nightly = got["nightly"]
+    assert nightly["tasks"] == ["nightly"]
+    assert (nightly["interval"], nightly["timetable"]) == ("CronDataIntervalTimetable", "0 2 * * *")
+    assert nightly["catchup"] is True and nightly["max_active_runs"] == 1
+    assert nightly["retries"] == 2 and nightly["timeout_s"] == 3 * 3600
+    assert './spark-submit.sh nightly --date "{{ ds }}"' in nightly["command"]
+
+
+def test_maintain_runs_weekly_after_the_nightlys_worst_case(dag_shapes):
+    """Sunday 14:00 UTC: the nightly starts at 02:00 and three 3-hour tries ten minutes
+    apart end by 11:20. No catchup (one run does what is due), one run at a time."""
+    maintain = dag_shapes["plain"]["maintain"]
+    assert maintain["tasks"] == ["maintain"]
+    assert (maintain["interval"], maintain["timetable"]) == (
+        "CronDataIntervalTimetable",
+        "0 14 * * 0",
+    )
+    assert maintain["catchup"] is False and maintain["max_active_runs"] == 1
+    assert maintain["retries"] == 2 and maintain["timeout_s"] == 3 * 3600
+    assert maintain["command"].startswith('exec ./spark-submit.sh maintain --conf "$CONF"')
+
+
+def test_a_pool_of_one_slot_keeps_nightly_and_maintain_apart(dag_shapes):
+    """Without FLEET_REBALANCE_POOL both use Airflow's default pool (a pool that does
+    not exist would leave them unscheduled); with it, both share that pool."""
+    plain, pooled = dag_shapes["plain"], dag_shapes["pooled"]
+    assert plain["nightly"]["pool"] == plain["maintain"]["pool"] == "default_pool"
+    assert pooled["errors"] == {}
+    assert pooled["nightly"]["pool"] == pooled["maintain"]["pool"] == "fleet_rebalance"
 
 
 def test_dags_test_runs_the_nightly_for_one_date(airflow_venv, airflow_env, tmp_path):

@@ -5,7 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli import JobFailed, UsageError, error_text, parse_job_args, pipeline_parser
+from fleet_rebalance.cli import (
+    DateSpan,
+    JobFailed,
+    UsageError,
+    error_text,
+    parse_job_args,
+    pipeline_parser,
+)
 from fleet_rebalance.config import MESSAGE_CHARS, ConfigError
 from fleet_rebalance.launch_checks import check_launch
 from fleet_rebalance.run_job import run_job
@@ -13,6 +20,7 @@ from fleet_rebalance.run_job import run_job
 PROJECT = Path(__file__).resolve().parent.parent
 CONF = str(PROJECT / "conf" / "local.yaml")
 NIGHTLY = PROJECT / "jobs" / "nightly.py"
+NOV_1, NOV_5 = dt.date(2026, 11, 1), dt.date(2026, 11, 5)
 
 
 def parse(*argv: str):
@@ -36,7 +44,9 @@ def test_default_date_yesterday_utc(tmp_path):
 
 def test_explicit_date_all_and_overrides(tmp_path):
     assert parse("--date", "2026-11-01").run_date == dt.date(2026, 11, 1)
+    assert parse("--date", "2026-11-01").span is None
     assert parse("--all").run_date is None
+    assert parse("--all").span == DateSpan()
     args = parse(
         "--warehouse", str(tmp_path), "--raw-root", str(tmp_path / "raw"), "--date", "2026-11-01"
     )
@@ -50,6 +60,65 @@ def test_bad_date_and_date_with_all_are_refused(capsys):
     assert "expected YYYY-MM-DD, found '20261120'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse("--date", "2026-11-20", "--all")
+
+
+@pytest.mark.parametrize(
+    ("argv", "span"),
+    [
+        (["--from", "2026-11-01", "--to", "2026-11-05"], DateSpan(NOV_1, NOV_5)),
+        (["--from", "2026-11-01"], DateSpan(NOV_1, None)),  # through the newest date
+        (["--to", "2026-11-05"], DateSpan(None, NOV_5)),  # from the oldest
+        (["--from", "2026-11-05", "--to", "2026-11-05"], DateSpan(NOV_5, NOV_5)),
+    ],
+)
+def test_from_and_to_are_a_backfill(argv, span):
+    args = parse(*argv)
+    assert (args.run_date, args.span) == (None, span)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["--from", "2026-11-05", "--to", "2026-11-01"],
+            "--from 2026-11-05 is after --to 2026-11-01; pass the earlier date to --from",
+        ),
+        (
+            ["--date", "2026-11-05", "--from", "2026-11-01"],
+            "--from and --date: pass --date for one date, or --from/--to for a range",
+        ),
+        (
+            ["--all", "--to", "2026-11-01"],
+            "--to and --all: pass --all for every date, or --from/--to",
+        ),
+        (["--from", "2026-11-31"], "argument --from: expected YYYY-MM-DD, found '2026-11-31'"),
+    ],
+)
+def test_date_flags_that_cannot_go_together_are_one_usage_line(capsys, argv, expected):
+    with pytest.raises(SystemExit) as caught:
+        parse(*argv)
+    assert caught.value.code == 2
+    assert one_stderr_line(capsys) == f"job: error: {expected}"
+
+
+def test_a_backfill_range_without_captures_is_refused_before_the_jvm(tmp_path):
+    """A local raw_root is listed by the launcher: a span with no capture date fails
+    (exit 1) in one line naming the span and the dates there are."""
+    argv = ["--conf", CONF, "--warehouse", str(tmp_path / "wh"), "--from", "2026-12-01"]
+    with pytest.raises(JobFailed) as caught:
+        check_launch("nightly", argv)
+    assert str(caught.value) == (
+        f"no capture dates from 2026-12-01 on under {PROJECT}/data/sample (path_pattern "
+        "'^(?P<cluster>[^/]+)/'); the captures there are dated 2026-11-19 to 2026-11-20"
+    )
+    assert check_launch("nightly", [*argv[:-2], "--to", "2026-11-19"]) == [
+        *argv[:-2],
+        "--to",
+        "2026-11-19",
+    ]
+    # replay and metrics run the dates bronze holds: the job reads them, not the launcher.
+    (tmp_path / "wh").mkdir()
+    assert check_launch("replay", ["--conf", CONF, "--warehouse", str(tmp_path / "wh"), "--all"])
 
 
 def one_stderr_line(capsys) -> str:

@@ -189,14 +189,34 @@ def test_an_impossible_date_is_one_line_before_the_jvm(no_jvm_env):
     )
 
 
-@pytest.mark.parametrize("job", ["replay", "metrics", "nightly"])
-def test_all_where_a_job_runs_one_date_is_one_line_before_the_jvm(no_jvm_env, job):
-    """--all keeps its meaning (ingest only, until backfill); elsewhere one line, exit 2
-    (replay and metrics raised a ValueError with a traceback after the JVM started)."""
-    assert refused(no_jvm_env, job, "--all") == (
+@pytest.mark.parametrize("job", ["ingest", "replay", "metrics", "nightly"])
+def test_a_backfill_ending_before_it_starts_is_one_line_before_the_jvm(no_jvm_env, job):
+    """Every pipeline job backfills (--all, --from, --to); --from after --to is a
+    usage error: exit 2, one line."""
+    assert refused(no_jvm_env, job, "--from", "2026-11-21", "--to", "2026-11-19") == (
         2,
-        f"spark-submit.sh: --all: {job} runs one date at a time; pass --date YYYY-MM-DD, or "
-        "nothing for the conf's default_date (only ingest takes --all)",
+        "spark-submit.sh: --from 2026-11-21 is after --to 2026-11-19; pass the earlier date "
+        "to --from",
+    )
+
+
+def test_a_backfill_without_capture_dates_is_one_line_before_the_jvm(no_jvm_env, raw, tmp_path):
+    """Given: nightly --from 2026-12-01 where only 2026-11-20 was captured.
+    Expected: exit 1 (the run would fail), one line naming the span, the root and the
+    dates there are."""
+    assert refused(
+        no_jvm_env,
+        "nightly",
+        "--from",
+        "2026-12-01",
+        "--raw-root",
+        str(raw),
+        "--warehouse",
+        str(tmp_path / "wh"),
+    ) == (
+        1,
+        f"nightly: no capture dates from 2026-12-01 on under {raw} (path_pattern {PATTERN}); "
+        "the captures there are dated 2026-11-20 to 2026-11-20",
     )
 
 

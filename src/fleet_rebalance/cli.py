@@ -30,9 +30,8 @@ FAILED_STATUS = 1
 INTERRUPTED_STATUS = 130  # the shell's status for SIGINT
 
 PIPELINE_JOBS = ("ingest", "replay", "metrics", "nightly")
-# Jobs that run one date; `--all` (every date) is ingest's alone until backfill exists.
-ONE_DATE_JOBS = ("replay", "metrics", "nightly")
-# Jobs that read raw_root for their date (the others read the warehouse).
+# Jobs that read raw_root for their date (the others read the warehouse); their
+# backfills run the capture dates under raw_root, the others' the dates bronze holds.
 RAW_JOBS = ("ingest", "nightly")
 # Jobs that only read what an earlier run wrote to the warehouse.
 READ_JOBS = ("replay", "metrics", "sql")
@@ -40,18 +39,28 @@ DESCRIPTIONS = {
     "ingest": "Ingest: raw Kafka captures under raw_root -> bronze Delta tables.",
     "replay": "Replay: each group's history through every assignor (bronze -> silver).",
     "metrics": "Metrics: silver (and bronze offsets, states, coordinator logs) -> gold tables.",
-    "nightly": "Nightly: ingest -> replay -> metrics for one date in one SparkSession, a "
-    "summary on stdout and warehouse/reports/<date>.html.",
+    "nightly": "Nightly: ingest -> replay -> metrics for one date (or each date of --all or "
+    "--from/--to, in order) in one SparkSession, warehouse/reports/<date>.html for each "
+    "date run and a summary on stdout (of the last date, for several).",
     "sql": "SQL over the output tables: every Delta table in the warehouse is a view by its "
     "name. Statements come from QUERY, from -f FILE, or from stdin, separated by `;`, "
     "and run in one SparkSession.",
     "generate": "Generate: write a seeded synthetic fleet of raw captures (no Spark needed).",
+    "maintain": "Maintain: compact small files, VACUUM files no version inside the retention "
+    "reads, and checkpoint, for every Delta table in the warehouse; a line per table on "
+    "stdout. Meant to run weekly, never beside a nightly.",
 }
 DATE_HELP = (
     "capture date to process (default: the conf's default_date; conf/local.yaml says "
     "latest, the newest capture date under raw_root; a conf without it means yesterday, UTC)"
 )
+ALL_HELP = (
+    "every date, oldest first, as a backfill: the capture dates under raw_root (ingest, "
+    "nightly) or the dates bronze holds (replay, metrics); a date whose tables are complete "
+    "for the same inputs is skipped, so a re-run resumes where a failed one stopped"
+)
 SQL_FORMATS = ("table", "csv", "json", "markdown")
+DEFAULT_RETAIN_DAYS = 7  # maintain's: Delta's own default file retention
 NO_RAW_ROOT_HINT = "pass --raw-root with the directory (or URI) the captures are under"
 EXIT_STATUS_EPILOG = (
     "exit status: 0 done; 1 the run failed (one line on stderr; the traceback with "
@@ -86,10 +95,30 @@ class JobParser(argparse.ArgumentParser):
 
 
 @dataclass(frozen=True)
+class DateSpan:
+    """The dates of a backfill (--all, --from, --to), both ends inclusive; None: from
+    the oldest date there is, or through the newest."""
+
+    first: dt.date | None = None
+    last: dt.date | None = None
+
+    def text(self) -> str:
+        """The span as a message names it."""
+        if self.first and self.last:
+            return f"from {self.first} to {self.last}"
+        if self.first:
+            return f"from {self.first} on"
+        if self.last:
+            return f"up to {self.last}"
+        return "at all"
+
+
+@dataclass(frozen=True)
 class JobArgs:
     config: Config
-    run_date: dt.date | None  # None means --all
+    run_date: dt.date | None  # None: a backfill over `span`
     extra: argparse.Namespace
+    span: DateSpan | None = None
 
 
 def error_text(exc: BaseException) -> str:
@@ -207,10 +236,21 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
     )
     when = parser.add_mutually_exclusive_group()
     when.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD", help=DATE_HELP)
-    when.add_argument(
-        "--all",
-        action="store_true",
-        help="every capture date found (ingest only; replay, metrics and nightly run one date)",
+    when.add_argument("--all", action="store_true", help=ALL_HELP)
+    parser.add_argument(
+        "--from",
+        dest="from_date",
+        type=iso_date,
+        metavar="YYYY-MM-DD",
+        help="backfill from this date, inclusive, like --all (default with --to: the oldest date)",
+    )
+    parser.add_argument(
+        "--to",
+        dest="to_date",
+        type=iso_date,
+        metavar="YYYY-MM-DD",
+        help="backfill up to this date, inclusive, like --all (default with --from: the "
+        "newest date)",
     )
     add_log_flags(parser)
     return parser
@@ -337,12 +377,45 @@ def generate_parser() -> JobParser:
     return parser
 
 
+def maintain_parser() -> JobParser:
+    parser = JobParser(
+        prog="maintain", description=DESCRIPTIONS["maintain"], epilog=EXIT_STATUS_EPILOG
+    )
+    parser.add_argument(
+        "--conf",
+        default=DEFAULT_CONF,
+        type=non_empty("a YAML configuration file"),
+        metavar="FILE",
+        help=f"job configuration YAML, for its warehouse and storage (default: {DEFAULT_CONF})",
+    )
+    parser.add_argument(
+        "--warehouse",
+        type=non_empty("a directory or URI"),
+        metavar="URI",
+        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
+        "conf's warehouse)",
+    )
+    parser.add_argument(
+        "--retain-days",
+        type=bounded_int(1),
+        default=DEFAULT_RETAIN_DAYS,
+        metavar="N",
+        help="keep every version of the last N days readable: VACUUM deletes only files "
+        "older than that; refused when shorter than the longest run recorded in the "
+        "warehouse (default: %(default)s)",
+    )
+    add_log_flags(parser)
+    return parser
+
+
 def job_parser(job: str) -> argparse.ArgumentParser:
     """The flags of one job, for the job itself, its --help and the launcher's checks."""
     if job == "sql":
         return sql_parser()
     if job == "generate":
         return generate_parser()
+    if job == "maintain":
+        return maintain_parser()
     if job not in PIPELINE_JOBS:
         raise UsageError(f"unknown job {job!r}")
     parser = pipeline_parser(job, DESCRIPTIONS[job])
@@ -372,8 +445,9 @@ def job_args(job: str, args: argparse.Namespace, today: dt.date | None = None) -
     if job == "replay":
         check_assignors(args.assignors)
     config = job_config(args, job)
-    run_date = None if args.all else args.date or default_run_date(config, today)
-    return JobArgs(config, run_date, args)
+    span = date_span(args)
+    run_date = None if span else args.date or default_run_date(config, today)
+    return JobArgs(config, run_date, args, span)
 
 
 def usage_exit(prog: str, exc: Exception) -> NoReturn:
@@ -381,19 +455,33 @@ def usage_exit(prog: str, exc: Exception) -> NoReturn:
     sys.exit(USAGE_STATUS)
 
 
-def check_one_date(job: str, args: argparse.Namespace) -> None:
-    """--all (every date) is ingest's alone until backfill exists."""
-    if getattr(args, "all", False) and job in ONE_DATE_JOBS:
-        raise UsageError(
-            f"--all: {job} runs one date at a time; pass --date YYYY-MM-DD, or nothing "
-            "for the conf's default_date (only ingest takes --all)"
-        )
+def check_date_flags(args: argparse.Namespace) -> None:
+    """--date, --all and --from/--to exclude each other (argparse says so for the first
+    two); --from must not be after --to."""
+    first, last = getattr(args, "from_date", None), getattr(args, "to_date", None)
+    if first is None and last is None:
+        return
+    flag = "--from" if first else "--to"
+    if getattr(args, "date", None) is not None:
+        raise UsageError(f"{flag} and --date: pass --date for one date, or --from/--to for a range")
+    if getattr(args, "all", False):
+        raise UsageError(f"{flag} and --all: pass --all for every date, or --from/--to")
+    if first and last and first > last:
+        raise UsageError(f"--from {first} is after --to {last}; pass the earlier date to --from")
+
+
+def date_span(args: argparse.Namespace) -> DateSpan | None:
+    """The backfill a pipeline job's flags ask for, or None for one date."""
+    first, last = getattr(args, "from_date", None), getattr(args, "to_date", None)
+    if getattr(args, "all", False) or first or last:
+        return DateSpan(first, last)
+    return None
 
 
 def job_config(args: argparse.Namespace, job: str) -> Config:
     """The conf with the command line's overrides, after the flags' own checks; a
     missing conf file is named with where it was looked for."""
-    check_one_date(job, args)
+    check_date_flags(args)
     path = Path(args.conf)
     if not path.exists() and not path.is_symlink():
         where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"

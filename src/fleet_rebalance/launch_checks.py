@@ -16,7 +16,8 @@ from fleet_rebalance.cli import (
     JobFailed,
     UsageError,
     check_assignors,
-    check_one_date,
+    check_date_flags,
+    date_span,
     default_run_date,
     error_text,
     job_config,
@@ -48,7 +49,7 @@ def check_launch(
     """
     argv = list(argv)
     args = job_parser(job).parse_args(argv)
-    check_one_date(job, args)
+    check_date_flags(args)
     if here and args.log_file:
         check_log_file(args.log_file)
     if job == "generate":
@@ -70,16 +71,22 @@ def check_launch(
     config = job_config(args, job)
     if not here:
         return argv
-    check_warehouse(args, config, must_exist=job in READ_JOBS)
-    if job == "sql":
+    check_warehouse(args, config, must_exist=job in (*READ_JOBS, "maintain"))
+    if job in ("sql", "maintain"):
         return argv
     if _local_path(config.raw_root) is None:
         return argv  # an object store is listed by the job only, not twice
     # What the job (and its ingest step) would find listing raw_root, found now, and
     # reported in the job's own words (exit 1: the run failed, as it would have).
-    if args.date is None and not args.all and config.default_date == "latest":
+    span = date_span(args)
+    if span is not None:
+        if job in RAW_JOBS:
+            from fleet_rebalance.date_span import capture_span
+
+            capture_span(config, span)
+    elif args.date is None and config.default_date == "latest":
         latest_capture_date(config)
-    elif job in RAW_JOBS and not args.all:
+    elif job in RAW_JOBS:
         check_captures(job, config, args.date or default_run_date(config))
     return argv
 

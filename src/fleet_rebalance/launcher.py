@@ -29,9 +29,10 @@ JOBS = {
     "ingest": "raw Kafka captures -> bronze Delta tables",
     "replay": "bronze -> silver: each group's history through every assignor",
     "metrics": "silver -> gold tables",
-    "nightly": "ingest, replay and metrics for one date in one SparkSession",
+    "nightly": "ingest, replay and metrics for a date (or a backfill) in one SparkSession",
     "sql": "run SQL statements over every output table, in one SparkSession",
     "generate": "write a synthetic fleet of raw captures",
+    "maintain": "compact, VACUUM and checkpoint every Delta table (weekly)",
     "test": "run the test suite (pytest; flags after the job go to pytest)",
 }
 # Job -> script under jobs/, where the name differs; jobs run without Spark.
@@ -58,9 +59,14 @@ flags understood by every pipeline job (see <job> --help for each job's own):
   --date YYYY-MM-DD    date to process (default: the conf's default_date; conf/local.yaml
                        says latest, the newest capture date under raw_root; a conf
                        without it means yesterday, UTC)
-  --all                every capture date (ingest only)
+  --all                every date, oldest first, as a backfill: capture dates under
+                       raw_root (ingest, nightly), dates bronze holds (replay, metrics);
+                       dates complete for the same inputs are skipped
+  --from YYYY-MM-DD    backfill from this date (default with --to: the oldest date)
+  --to YYYY-MM-DD      backfill up to this date (default with --from: the newest date)
   -v, --verbose        log at DEBUG, and print a failure's traceback (default: one line)
   --log-file FILE      also append the log, with tracebacks, to FILE (default: none)
+  --retain-days N      maintain: keep the last N days' versions readable (default: 7)
 
 passed to pyspark's spark-submit:
   --master URL         local[*] (default, or `master` in the conf), yarn, k8s://..., spark://...

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 
 from fleet_rebalance.cli import SQL_FORMATS, JobFailed
 from fleet_rebalance.config import Config, one_line
-from fleet_rebalance.pipeline import bronze, gold, silver
+from fleet_rebalance.pipeline import bronze, gold, runs, silver
 from fleet_rebalance.sql_statements import Statement
 from fleet_rebalance.storage.warehouse import Warehouse
 
@@ -26,7 +26,7 @@ FORMATS = SQL_FORMATS
 
 
 def register_views(spark: SparkSession, config: Config) -> list[str]:
-    names = [*bronze.TABLES, *silver.TABLES, *gold.TABLES]
+    names = [*bronze.TABLES, *silver.TABLES, *gold.TABLES, runs.TABLE]
     registered = []
     warehouse = Warehouse(spark, config.warehouse)
     for name in names:
