@@ -15,6 +15,7 @@ from sample_tables import sample_table
 from fleet_rebalance.metrics.lag_distribution import (
     INPUT_COLUMNS,
     PERCENTILES,
+    lag_percentiles,
     log2_buckets,
     percentiles,
     topic_lag_distribution,
@@ -88,6 +89,15 @@ def test_percentiles_equal_sparks_to_the_last_bit(spark):
     for i, values in enumerate(groups):
         assert percentiles(values) == spark_values[i]
     assert percentiles(np.array([])) == [None, None, None]
+
+
+def test_lag_percentiles_drop_the_interpolations_float_noise():
+    """Given: two whole-number lags; Spark's formula gives p99 = 2232390.9899999998.
+    Then: the stored percentile is the exact value, 2232390.99 (two decimals at most)."""
+    lags = np.array([2232390, 2232391], np.int64)
+    assert percentiles(lags)[2] != 2232390.99
+    assert lag_percentiles(lags) == [2232390.5, 2232390.9, 2232390.99]
+    assert lag_percentiles(np.array([], np.int64)) == [None, None, None]
 
 
 def test_time_lag_interpolates_extrapolates_and_ignores_the_future():

@@ -8,7 +8,6 @@ import pytest
 from chispa import assert_df_equality
 
 from fleet_rebalance.metrics.flapping import partition_flapping
-from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.timeline import coordinator_partition, rebalance_timeline
@@ -62,6 +61,7 @@ def test_stickiness_pools_the_day_and_skips_undefined_events(spark):
                 revoked=2,
                 rounds=1,
                 paused_partitions=9,
+                paused_partition_seconds=27.0,  # a 3 s rebalance
                 conforms=True,
                 differing_partitions=0,
                 count_spread=1,
@@ -95,6 +95,10 @@ def test_stickiness_pools_the_day_and_skips_undefined_events(spark):
     assert got["mean_stickiness"] == pytest.approx(0.75)
     assert got["paused_partitions"] == 13 and got["max_paused_partitions"] == 9
     assert (got["conforming_events"], got["nonconforming_events"]) == (1, 0)
+    # Partition-seconds over the events a log times; none timed is unknown, not 0.
+    assert (got["paused_partition_seconds"], got["timed_events"]) == (27.0, 1)
+    untimed = stickiness(rows.where("event_seq = 2")).collect()[0]
+    assert (untimed["paused_partition_seconds"], untimed["timed_events"]) == (None, 0)
     s = skew(rows).collect()[0].asDict()
     assert s["mean_count_spread"] == pytest.approx(1.5) and s["max_count_spread"] == 2
     assert s["unbalanced_events"] == 1 and s["max_partitions_per_member"] == 4
@@ -184,81 +188,7 @@ def test_partition_flapping_counts_owner_changes_per_assignor(spark):
     assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
 
 
-def _rollups(spark, per_assignor: dict[str, tuple]):
-    sticky = spark.createDataFrame(
-        [("c", "g", DAY, a, 3, p, s) for a, (p, _, _, s) in per_assignor.items()],
-        "cluster string, group_id string, date date, assignor string, events int,"
-        " paused_partitions long, stickiness double",
-    )
-    skewed = spark.createDataFrame(
-        [
-            ("c", "g", DAY, a, spread, lag_skew)
-            for a, (_, spread, lag_skew, _) in per_assignor.items()
-        ],
-        "cluster string, group_id string, date date, assignor string, max_count_spread int,"
-        " mean_lag_skew double",
-    )
-    return sticky, skewed
-
-
-def _declared(spark, strategy: str | None):
-    states = frame(
-        spark,
-        bronze.TABLES["group_states"],
-        [
-            {
-                "cluster": "c",
-                "group_id": "g",
-                "assignment_strategy": s,
-                "captured_at": at(t),
-                "capture_date": DAY,
-            }
-            for t, s in ((0, "roundrobin"), (60, strategy), (120, None))
-        ],
-    )
-    return declared_strategies(states)
-
-
-def test_recommendation_prefers_balance_then_fewer_pauses_then_lag_skew(spark):
-    sticky, skewed = _rollups(
-        spark,
-        {  # paused, max spread, mean lag skew, stickiness
-            "range": (10, 1, 1.5, 0.5),
-            "sticky": (10, 1, 1.2, 0.9),
-            "cooperative-sticky": (4, 2, 1.0, 0.9),  # fewest pauses but unbalanced
-            "observed": (12, 1, 1.6, 0.4),
-        },
-    )
-    (r,) = recommendations(sticky, skewed, _declared(spark, "range")).collect()
-    assert (r["declared_assignor"], r["recommended_assignor"], r["compared_with"]) == (
-        "range",
-        "sticky",
-        "range",
-    )
-    assert r["paused_partitions_delta"] == 0 and r["max_count_spread_delta"] == 0
-    assert r["mean_lag_skew_delta"] == pytest.approx(-0.3)
-    assert r["stickiness_delta"] == pytest.approx(0.4)
-    assert r["reason"].startswith(
-        "sticky over 3 rebalances: 10 paused partitions vs 10 under range"
-    )
-
-
-def test_recommendation_keeps_the_declared_assignor_on_a_tie(spark):
-    tie = (6, 1, 1.0, 1.0)
-    sticky, skewed = _rollups(spark, {"range": tie, "uniform": tie, "observed": tie})
-    (r,) = recommendations(sticky, skewed, _declared(spark, "uniform")).collect()
-    assert r["recommended_assignor"] == "uniform"
-    assert r["reason"] == "keep uniform: no replayed assignor does better"
-
-
-def test_recommendation_against_observed_when_the_declared_assignor_was_not_replayed(spark):
-    sticky, skewed = _rollups(
-        spark,
-        {"range": (6, 1, None, 0.5), "sticky": (6, 1, 1.1, 0.8), "observed": (9, 3, 2.0, 0.1)},
-    )
-    (r,) = recommendations(sticky, skewed, _declared(spark, "com.acme:Mine")).collect()
-    assert (r["recommended_assignor"], r["compared_with"]) == ("sticky", "observed")
-    assert r["paused_partitions_delta"] == -3 and r["max_count_spread_delta"] == -2
+# The recommendations tests are in test_recommendations.py.
 
 
 def test_coordinator_partition_is_kafkas_abs_hash_mod_partitions(spark):
@@ -333,6 +263,7 @@ def test_gold_frames_cover_every_documented_column(spark):
         "partition_flapping",
         "recommendations",
         "rebalance_timeline",
+        "rebalance_causes",
     }
     for schema in gold.TABLES.values():
         assert schema.fieldNames()[:3] == ["cluster", "group_id", "date"]

@@ -155,10 +155,7 @@ def test_the_replay_with_the_cut_topic_history_equals_the_replay_with_all_of_it(
         schema=to_arrow_schema(silver.union_schema()),
     )
     result = replay.per_group(spark, config, DAY, function).cache()
-    for name, schema in silver.TABLES.items():
-        expected = result.where(F.col("_table") == name).select(
-            *[F.col(f.name).cast(f.dataType) for f in schema.fields]
-        )
+    for name, expected in replay.silver_frames(spark, config, DAY, result).items():
         stored = table(spark, config, name).where(F.col("event_date") == F.lit(DAY))
         assert_df_equality(stored, expected, ignore_row_order=True, ignore_nullable=True)
     result.unpersist()

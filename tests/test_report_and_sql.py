@@ -37,28 +37,42 @@ def facts(**overrides) -> DayFacts:
         ),
         top_paused=pd.DataFrame(
             {
-                "cluster": ["c"],
-                "group_id": ["<g&1>"],
-                "observed_paused": [12],
-                "observed_lag_skew": [2.0],
-                "observed_max_count_spread": [1],
-                "recommended_assignor": ["sticky"],
-                "recommended_paused_partitions": [4],
-                "recommended_mean_lag_skew": [1.25],
-                "recommended_max_count_spread": [1],
+                "cluster": ["c", "prod-west"],
+                "group_id": ["<g&1>", "search-processor-2"],
+                "observed_paused": [12, 11],
+                "observed_lag_skew": [2.0, 2.93],
+                "observed_max_count_spread": [1, 0],
+                "change_kind": ["assignor", "keep"],
+                "compared_with": ["range", "cooperative-sticky"],
+                "recommended_assignor": ["sticky", "cooperative-sticky"],
+                "declared_paused_partitions": [10, 12],
+                "recommended_paused_partitions": [4, 12],
+                "paused_partitions_saved": [6, 0],
+                "declared_mean_lag_skew": [1.5, 2.93],
+                "recommended_mean_lag_skew": [1.25, 2.93],
+                "recommended_max_count_spread": [1, 0],
             }
         ),
         top_lag_skew=pd.DataFrame(
             {
-                "cluster": ["c"],
-                "group_id": ["<g&1>"],
-                "observed_lag_skew": [2.0],
-                "recommended_assignor": ["sticky"],
-                "recommended_mean_lag_skew": [None],
+                "cluster": ["c", "c"],
+                "group_id": ["<g&1>", "h"],
+                "observed_lag_skew": [2.0, 1.5],
+                "change_kind": ["assignor", "static_membership"],
+                "compared_with": ["range", "range"],
+                "recommended_assignor": ["sticky", "range"],
+                "paused_partitions_saved": [6, 20],
+                "declared_mean_lag_skew": [float("nan"), 1.5],
+                "recommended_mean_lag_skew": [None, 1.5],
             }
         ),
         recommendations=pd.DataFrame(
-            {"recommended_assignor": ["sticky"], "groups": [1], "changes": [1]}
+            {
+                "change_kind": ["keep", "assignor", "protocol_migration"],
+                "recommended_assignor": ["cooperative-sticky", "sticky", "uniform"],
+                "groups": [3, 1, 1],
+                "paused_partitions_saved": [0, 6, 3],
+            }
         ),
         status_counts=pd.DataFrame({"group_status": ["OK", "WARN"], "count": [1, 1]}),
         worst_lag=pd.DataFrame(
@@ -95,9 +109,16 @@ def test_summary_names_the_top_groups_and_counts():
         "fleet_rebalance 2026-11-20: 2 groups analysed, 3 rebalances, 0 replay errors, "
         "1 quarantined lines"
     )
-    assert "  c/<g&1>: 12 -> 4 under sticky" in lines
-    assert "  c/<g&1>: 2.00 -> - under sticky" in lines  # unknown skew is shown as such
-    assert "recommendations: sticky 1 (1 a change)" in lines
+    assert "  c/<g&1>: 12 observed; range 10 -> 4 under sticky (assignor)" in lines
+    # What runs is better than the best other choice: keep, with no worse number shown.
+    assert "  prod-west/search-processor-2: 11 observed; keep cooperative-sticky" in lines
+    # Unknown skew is shown as such, never as NaN.
+    assert "  c/<g&1>: 2.00 observed; range n/a -> n/a under sticky (assignor)" in lines
+    assert "  c/h: 1.50 observed; static membership: 20 fewer paused partitions" in lines
+    assert lines[-2] == (
+        "recommendations: sticky 1 (assignor: 6 fewer paused partitions), uniform 1"
+        " (protocol_migration: 3 fewer paused partitions), keep 3"
+    )
     assert lines[-1] == "consumer status (Burrow, per group): OK 1, WARN 1"
 
 
@@ -122,6 +143,14 @@ def test_report_of_a_quiet_day_still_renders():
     html = render(empty)
     assert "No coordinator log lines for this date." in html
     assert "recommendations: none (no rebalances)" in html
+
+
+def test_report_shows_unknown_numbers_as_such():
+    recs = facts().recommendations.assign(paused_partitions_saved=[0, float("nan"), 3])
+    top = facts().top_lag_skew.assign(observed_lag_skew=[float("nan"), 1.5])
+    html = render(facts(recommendations=recs, top_lag_skew=top))
+    assert "<td>n/a</td>" in html and "NaN" not in html
+    assert "  c/&lt;g&amp;1&gt;: n/a observed; range n/a -&gt; n/a under sticky (assignor)" in html
 
 
 BIDI_CONTROLS = [
@@ -176,7 +205,7 @@ def test_report_shows_bidi_and_invisible_characters_in_ids_escaped():
     # Bars and the timeline's lane label (SVG text), the summary (<pre>).
     assert f'text-anchor="end">c\\u2066/{spelled}</text>' in html
     assert f'text-anchor="end">c/{spelled}</text>' in html
-    assert f"  c\\u2066/{spelled}: 12 -&gt; 4 under sticky" in html
+    assert f"  c\\u2066/{spelled}: 12 observed; range 10 -&gt; 4 under sticky" in html
     assert 'text-anchor="end">sticky\\u200f</text>' in html
     assert 'text-anchor="end">c/g\\u001b[31m t\\u00a0x</text>' in html
     assert 'text-anchor="end">c/g\\u200b1</text>' in html

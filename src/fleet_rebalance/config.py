@@ -115,6 +115,9 @@ class MetricsConfig:
     burrow_allowed_lag: int = 0
     # Groups listed per ranking in the nightly summary and report.
     report_top: int = 10
+    # The static-membership what-if's session.timeout.ms, in seconds: a restarted member
+    # back within it would not have rebalanced with group.instance.id set.
+    static_session_timeout_s: int = 300
 
 
 @dataclass(frozen=True)
@@ -435,6 +438,7 @@ CHECKS: dict[str, Check] = {
     "metrics.burrow_intervals": _count,
     "metrics.burrow_allowed_lag": _lag,
     "metrics.report_top": _count,
+    "metrics.static_session_timeout_s": _count,
 }
 
 

@@ -29,6 +29,7 @@ from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
 from fleet_rebalance.metrics.time_lag import log_end_points, partition_time_lags
 
 PERCENTILES = (0.5, 0.9, 0.99)
+LAG_DECIMALS = 2  # the most an exact percentile of integers has at PERCENTILES
 # What one call reads, per offsets sample of the run date or the day before.
 INPUT_COLUMNS = [*SAMPLE_COLUMNS, "log_end_offset"]
 
@@ -63,6 +64,13 @@ def percentiles(values: np.ndarray) -> list[float | None]:
         else:
             result.append((higher - position) * low + (position - lower) * high)
     return result
+
+
+def lag_percentiles(lags: np.ndarray) -> list[float | None]:
+    """percentiles of whole-number lags to LAG_DECIMALS: their exact values have no more
+    decimals (rank position (n - 1) * p, p in hundredths), so rounding drops only the
+    interpolation's float noise (2232390.0999999996 for 2232390.1)."""
+    return [None if v is None else round(v, LAG_DECIMALS) for v in percentiles(lags)]
 
 
 def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +122,7 @@ def topic_lag_distribution(table: pa.Table, run_date: dt.date) -> list[dict[str,
         lags = lag[known]
         timed = mine[~np.isnan(seconds[mine])]
         time_lags = seconds[timed]
-        lag_pct, time_pct = percentiles(lags), percentiles(time_lags)
+        lag_pct, time_pct = lag_percentiles(lags), percentiles(time_lags)
         out.append(
             {
                 "cluster": cluster,

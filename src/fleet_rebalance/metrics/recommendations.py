@@ -1,22 +1,76 @@
-"""`recommendations`: per group and date, the assignor to run.
+"""`recommendations`: per group and date, the one change the group should make.
 
-Rule (DESIGN.md): among the replayed assignors, keep those whose count_spread never
-exceeds 1 when any does; then the fewest paused partitions, then the lowest mean lag
-skew (unknown skew last); a tie keeps the declared assignor, then goes by name.
-`observed` is what ran, not a choice. Deltas are recommended minus declared (the
-group's strategy in its latest state capture of the day; when that assignor was not
-replayed, `observed` stands in, and `compared_with` says which).
+Rule (DESIGN.md): an assignor is better than another when its max count spread is <= 1
+and the other's is not, else when it pauses fewer partitions, else when its mean lag
+skew is lower (unknown skew is the worst); equal on all three is not better. The
+baseline is what the group runs: the declared assignor's replay (the strategy of its
+latest state capture of the day), or `observed` when the declared assignor was not
+replayed as the group's protocol runs it; `compared_with` says which.
+
+A group only chooses within its protocol (protocols.py). A classic group's candidates
+are the replayed classic assignors (built-in and plug-ins); `uniform` is KIP-848's
+server-side assignor, so for a classic group it is a `protocol_migration`, recommended
+only when it beats the best classic choice. A consumer-protocol group's candidates are
+the replayed server-side assignors; a classic client assignor is never recommended to
+it (KIP-848's server-side range is not replayed: such a group is compared as observed).
+A best candidate that is not better than the baseline is `keep`.
+
+Beside that choice, `static_membership` comes from the what-if of restarts
+(`static_what_if`: per group and date, rebalances_avoided, paused_partitions_avoided,
+paused_partition_seconds_avoided) and is the row's change when it saves more paused
+partitions than the assignor or protocol change (ties keep the latter); one row per
+group and date holds the top change. Savings are against the baseline:
+paused_partitions_saved, paused_partition_seconds_saved (where the rollup times events)
+and, for static membership, rebalances_saved.
+
+Ratios are rounded to 4 decimals (SKEW_DIGITS): they are day means of ratios, and more
+digits were float noise, not information. Mean lag skews are compared at 2 decimals
+(SKEW_COMPARED_DIGITS), as the reason shows them: a skew lower by less than 0.01 is no
+reason to change an assignor, let alone a protocol.
 """
 
 from __future__ import annotations
 
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame
 
+from fleet_rebalance.metrics import recommendation_text as text
+from fleet_rebalance.metrics.protocols import (
+    CLASSIC,
+    CONSUMER,
+    SERVER_SIDE_ASSIGNORS,
+    declared_protocol,
+)
 from fleet_rebalance.replay.engine import OBSERVED
 
 GROUP = ["cluster", "group_id", "date"]
-COMPARED = ["paused_partitions", "max_count_spread", "mean_lag_skew", "stickiness"]
+SKEW_DIGITS = 4
+SKEW_COMPARED_DIGITS = 2
+MEASURES = [
+    "assignor",
+    "row_protocol",
+    "events",
+    "paused",
+    "seconds",
+    "spread",
+    "skew",
+    "stickiness",
+    "key",
+]
+# stickiness.paused_partition_seconds, where the rollup has it (the replay times events
+# from coordinator logs): an assignor change's paused_partition_seconds_saved.
+SECONDS = "paused_partition_seconds"
+WHAT_IF = {  # the what-if's column -> (name here, type)
+    "rebalances_avoided": ("s_rebalances", "int"),
+    "paused_partitions_avoided": ("s_paused", "long"),
+    "paused_partition_seconds_avoided": ("s_seconds", "double"),
+}
+COMPARED = {  # output name -> measure
+    "paused_partitions": "paused",
+    "max_count_spread": "spread",
+    "mean_lag_skew": "skew",
+    "stickiness": "stickiness",
+}
 
 
 def declared_strategies(group_states: DataFrame) -> DataFrame:
@@ -26,89 +80,244 @@ def declared_strategies(group_states: DataFrame) -> DataFrame:
     )
 
 
-def recommendations(stickiness: DataFrame, skew: DataFrame, declared: DataFrame) -> DataFrame:
-    per_assignor = stickiness.select(
-        *GROUP, "assignor", "events", "paused_partitions", "stickiness"
-    ).join(
-        skew.select(*GROUP, "assignor", "max_count_spread", "mean_lag_skew"), [*GROUP, "assignor"]
+def rounded(value: Column, digits: int = SKEW_DIGITS) -> Column:
+    """value to `digits` decimals; NaN as null (an unknown ratio, never a number)."""
+    return F.when(F.isnan(value), F.lit(None).cast("double")).otherwise(F.round(value, digits))
+
+
+def recommendations(
+    stickiness: DataFrame,
+    skew: DataFrame,
+    declared: DataFrame,
+    groups: DataFrame | None = None,
+    static_what_if: DataFrame | None = None,
+    static_session_timeout_s: int = 300,
+) -> DataFrame:
+    """One row per group and date. `groups` is protocols.group_context's (protocol and
+    brokers; without it a group declaring a server-side assignor is `consumer`, any other
+    `classic`); `static_what_if` as in the module docstring; the timeout is the one the
+    what-if assumed, named in the static membership prerequisites."""
+    rows = _measured(stickiness, skew, _context(declared, groups))
+    kind, protocol = F.col("kind"), F.col("protocol")
+    own = ((kind == CLASSIC) & (protocol == CLASSIC)) | (
+        (kind == "server") & (protocol == CONSUMER)
     )
-    group = Window.partitionBy(*GROUP)
-    candidates = per_assignor.where(F.col("assignor") != OBSERVED).withColumn(
-        "balanced_possible", F.max((F.col("max_count_spread") <= 1).cast("int")).over(group)
+    migration = (kind == "server") & (protocol == CLASSIC)
+    declared_last = F.coalesce(
+        (F.col("assignor") != F.col("declared_assignor")).cast("int"), F.lit(1)
     )
-    candidates = candidates.join(declared, GROUP, "left")
-    order = Window.partitionBy(*GROUP).orderBy(
-        ((F.col("max_count_spread") <= 1).cast("int") < F.col("balanced_possible")).cast("int"),
-        F.col("paused_partitions").asc(),
-        F.col("mean_lag_skew").asc_nulls_last(),
-        (F.col("assignor") == F.coalesce("declared_assignor", F.lit(""))).cast("int").desc(),
-        F.col("assignor").asc(),
+    best_first = F.struct("key", declared_last.alias("declared_last"), "assignor")
+    measures = F.struct(*MEASURES)
+
+    def first(condition: Column, order: Column) -> Column:
+        """The measures of the group's first row in `order` among those meeting condition
+        (min_by passes over null orderings)."""
+        return F.min_by(measures, F.when(condition, order))
+
+    picked = (
+        rows.groupBy(*GROUP)
+        .agg(
+            F.max("declared_assignor").alias("declared_assignor"),
+            F.max("protocol").alias("protocol"),
+            F.max("brokers").alias("brokers"),
+            first(own, best_first).alias("o"),
+            first(migration, best_first).alias("m"),
+            first((own & (declared_last == 0)) | (kind == OBSERVED), declared_last).alias("b"),
+            F.max(kind != OBSERVED).alias("_replayed"),
+        )
+        .where("_replayed")
     )
-    best = (
-        candidates.withColumn("_rank", F.row_number().over(order))
-        .where("_rank = 1")
-        .select(
+    joined = picked.select(
+        *GROUP,
+        "declared_assignor",
+        "protocol",
+        "brokers",
+        *[F.col(f"{side}.{m}").alias(f"{side}_{m}") for side in "omb" for m in MEASURES],
+    )
+    return _decide(_with_what_if(joined, static_what_if), static_session_timeout_s)
+
+
+def _context(declared: DataFrame, groups: DataFrame | None) -> DataFrame:
+    if groups is None:
+        return declared.select(
             *GROUP,
-            "events",
             "declared_assignor",
-            *[F.col(c).alias(f"recommended_{c}") for c in ["assignor", *COMPARED]],
+            declared_protocol(F.col("declared_assignor")).alias("_protocol"),
+            F.lit(None).cast("string").alias("brokers"),
         )
+    return declared.join(
+        groups.select(*GROUP, F.col("protocol").alias("_protocol"), "brokers"), GROUP, how="full"
     )
 
-    def side(name: str) -> DataFrame:
-        return per_assignor.select(
+
+def _measured(stickiness: DataFrame, skew: DataFrame, context: DataFrame) -> DataFrame:
+    """Each replayed assignor's day in the rule's terms, with its group's context."""
+    rows = (
+        stickiness.select(
             *GROUP,
-            F.col("assignor").alias(f"{name}_assignor"),
-            *[F.col(c).alias(f"{name}_{c}") for c in COMPARED],
+            "assignor",
+            F.col("protocol").alias("row_protocol"),
+            "events",
+            "kept",
+            "paused_partitions",
+            (F.col(SECONDS) if SECONDS in stickiness.columns else F.lit(None))
+            .cast("double")
+            .alias("_seconds"),
+            "stickiness",
         )
+        .join(
+            skew.select(*GROUP, "assignor", "max_count_spread", "mean_lag_skew"),
+            [*GROUP, "assignor"],
+            how="inner",
+        )
+        .join(context, GROUP, how="left")
+    )
+    assignor = F.col("assignor")
+    protocol = F.coalesce(F.col("_protocol"), declared_protocol(F.col("declared_assignor")))
+    kind = (
+        F.when(assignor == OBSERVED, OBSERVED)
+        .when(assignor.isin(*SERVER_SIDE_ASSIGNORS), "server")
+        .otherwise(CLASSIC)
+    )
+    # The replay measures `observed` of a group declaring server-side range as eager; under
+    # the consumer protocol only the partitions that move pause (DESIGN: all - kept).
+    eager_observed = (assignor == OBSERVED) & (F.col("row_protocol") == "eager")
+    recounted = eager_observed & (protocol == CONSUMER)
+    paused = F.when(recounted, F.col("paused_partitions") - F.col("kept")).otherwise(
+        F.col("paused_partitions")
+    )
+    seconds = F.when(~recounted, F.col("_seconds"))  # per event only: not recounted here
+    skew_value = rounded(F.col("mean_lag_skew"))
+    unbalanced = F.coalesce((F.col("max_count_spread") > 1).cast("int"), F.lit(1))
+    key = F.struct(
+        unbalanced.alias("unbalanced"),
+        F.coalesce(paused, F.lit(2**63 - 1)).alias("paused"),
+        F.coalesce(F.round(skew_value, SKEW_COMPARED_DIGITS), F.lit(float("inf"))).alias("skew"),
+    )
+    return rows.select(
+        *GROUP,
+        "declared_assignor",
+        protocol.alias("protocol"),
+        "brokers",
+        "assignor",
+        "row_protocol",
+        "events",
+        paused.alias("paused"),
+        seconds.alias("seconds"),
+        F.col("max_count_spread").alias("spread"),
+        skew_value.alias("skew"),
+        rounded(F.col("stickiness")).alias("stickiness"),
+        kind.alias("kind"),
+        key.alias("key"),
+    )
 
-    joined = best.join(side("d"), [*GROUP], "left").where(
-        F.col("d_assignor").isNull()
-        | (F.col("d_assignor") == F.col("declared_assignor"))
-        | (F.col("d_assignor") == OBSERVED)
+
+def _with_what_if(joined: DataFrame, what_if: DataFrame | None) -> DataFrame:
+    if what_if is None:
+        return joined.select(
+            "*", *[F.lit(None).cast(kind).alias(name) for name, kind in WHAT_IF.values()]
+        )
+    avoided = what_if.select(
+        *GROUP, *[F.col(c).cast(kind).alias(name) for c, (name, kind) in WHAT_IF.items()]
     )
-    # One row per group: the declared assignor's row when it was replayed, else observed's.
-    prefer = Window.partitionBy(*GROUP).orderBy(
-        (F.col("d_assignor") == F.col("declared_assignor")).cast("int").desc_nulls_last()
-    )
-    joined = (
-        joined.withColumn("_pick", F.row_number().over(prefer))
-        .where("_pick = 1")
-        .withColumnRenamed("d_assignor", "compared_with")
-    )
-    for c in COMPARED:
-        joined = joined.withColumnRenamed(f"d_{c}", f"declared_{c}")
-    deltas = [
-        (F.col(f"recommended_{c}") - F.col(f"declared_{c}")).alias(f"{c}_delta") for c in COMPARED
+    return joined.join(avoided, GROUP, how="left")
+
+
+def _pick(condition: Column, then: str, otherwise: str) -> list[Column]:
+    return [
+        F.when(condition, F.col(f"{then}_{m}")).otherwise(F.col(f"{otherwise}_{m}")).alias(f"_{m}")
+        for m in MEASURES
     ]
-    return joined.select(
+
+
+def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
+    """The change of each group, its numbers, savings and texts."""
+    better = F.col("o_key") < F.col("b_key")
+    own_better = F.coalesce(better, F.lit(False))
+    step = joined.select("*", *_pick(own_better, "o", "b"))
+    migrate = F.coalesce(
+        (F.col("protocol") == CLASSIC) & (F.col("m_key") < F.col("_key")), F.lit(False)
+    )
+    step = step.select(
+        "*",
+        F.when(migrate, text.MIGRATION)
+        .when(own_better, text.ASSIGNOR)
+        .otherwise(text.KEEP)
+        .alias("_change"),
+    )
+    step = step.select(
+        *[c for c in step.columns if not c.startswith("_") or c == "_change"],
+        *[
+            F.when(migrate, F.col(f"m_{m}")).otherwise(F.col(f"_{m}")).alias(f"c_{m}")
+            for m in MEASURES
+        ],
+    )
+    change_saved = F.when(F.col("_change") != text.KEEP, F.col("b_paused") - F.col("c_paused"))
+    static_wins = F.coalesce(
+        (F.col("s_rebalances") > 0) & (F.col("s_paused") > F.coalesce(change_saved, F.lit(0))),
+        F.lit(False),
+    )
+    step = step.select(
+        "*",
+        F.when(static_wins, text.STATIC).otherwise(F.col("_change")).alias("change_kind"),
+        F.when(static_wins & (F.col("_change") != text.KEEP), F.col("_change")).alias(
+            "runner_up_kind"
+        ),
+        F.col("c_assignor").alias("runner_up_assignor"),
+        change_saved.alias("runner_up_saved"),
+        F.lit(static_timeout_s).alias("static_timeout_s"),
+    )
+    stays = F.col("change_kind").isin(text.KEEP, text.STATIC)
+    step = step.select(
+        "*",
+        *[
+            F.when(stays, F.col(f"b_{m}")).otherwise(F.col(f"c_{m}")).alias(f"r_{m}")
+            for m in MEASURES
+        ],
+    )
+    current = F.coalesce(
+        F.col("declared_assignor"), F.when(F.col("b_assignor") != OBSERVED, F.col("b_assignor"))
+    )
+    step = step.select(
+        "*",
+        F.when(stays, current).otherwise(F.col("r_assignor")).alias("recommended_assignor"),
+        F.col("b_assignor").alias("compared_with"),
+    )
+    kind = F.col("change_kind")
+    saved = (
+        F.when(kind == text.STATIC, F.col("s_paused"))
+        .when(kind == text.KEEP, F.when(F.col("b_paused").isNotNull(), F.lit(0)))
+        .otherwise(F.col("b_paused") - F.col("r_paused"))
+    )
+    seconds_saved = (
+        F.when(kind == text.STATIC, F.col("s_seconds"))
+        .when(kind == text.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
+        .otherwise(F.col("b_seconds") - F.col("r_seconds"))
+    )
+
+    def delta(name: str, measure: str) -> Column:
+        difference = F.col(f"r_{measure}") - F.col(f"b_{measure}")
+        if name in ("mean_lag_skew", "stickiness"):
+            difference = rounded(difference)
+        return difference.alias(f"{name}_delta")
+
+    return step.select(
         *GROUP,
         "declared_assignor",
         "recommended_assignor",
         "compared_with",
-        "events",
-        *[F.col(f"{side}_{c}") for c in COMPARED for side in ("declared", "recommended")],
-        *deltas,
-        _reason().alias("reason"),
+        F.coalesce("r_events", "o_events").alias("events"),
+        *[
+            F.col(f"{side}_{measure}").alias(f"{label}_{name}")
+            for name, measure in COMPARED.items()
+            for side, label in (("b", "declared"), ("r", "recommended"))
+        ],
+        *[delta(name, measure) for name, measure in COMPARED.items()],
+        text.reason().alias("reason"),
+        kind,
+        "protocol",
+        text.prerequisites().alias("prerequisites"),
+        saved.cast("long").alias("paused_partitions_saved"),
+        F.when(kind == text.STATIC, F.col("s_rebalances")).cast("int").alias("rebalances_saved"),
+        seconds_saved.cast("double").alias("paused_partition_seconds_saved"),
     )
-
-
-def _reason() -> F.Column:
-    rec, base = F.col("recommended_assignor"), F.col("compared_with")
-    skew = F.format_string(
-        ", mean lag skew %.2f vs %.2f",
-        F.col("recommended_mean_lag_skew"),
-        F.col("declared_mean_lag_skew"),
-    )
-    change = F.format_string(
-        "%s over %d rebalances: %d paused partitions vs %d under %s, max count spread %d vs %d",
-        rec,
-        F.col("events"),
-        F.col("recommended_paused_partitions"),
-        F.col("declared_paused_partitions"),
-        base,
-        F.col("recommended_max_count_spread"),
-        F.col("declared_max_count_spread"),
-    )
-    keep = F.concat(F.lit("keep "), rec, F.lit(": no replayed assignor does better"))
-    return F.when(rec == base, keep).otherwise(F.concat(change, F.coalesce(skew, F.lit(""))))

@@ -18,6 +18,9 @@ def stickiness(replay_metrics: DataFrame) -> DataFrame:
     `stickiness` pools the day (sum kept / sum kept + reassigned) so a busy event weighs
     more than a quiet one; `mean_stickiness` and `min_stickiness` are over the events
     where stickiness is defined. Conformance counts only events where it applies.
+    `paused_partition_seconds` adds up the events a coordinator log times
+    (`timed_events` of `events`); null when it times none, so an untimed day never
+    reads as a day without pauses.
     """
     kept, reassigned = F.sum("kept"), F.sum("reassigned")
     return _by_assignor(replay_metrics).agg(
@@ -37,6 +40,8 @@ def stickiness(replay_metrics: DataFrame) -> DataFrame:
         F.count_if(F.col("conforms")).cast("int").alias("conforming_events"),
         F.count_if(~F.col("conforms")).cast("int").alias("nonconforming_events"),
         F.sum("differing_partitions").cast("long").alias("differing_partitions"),
+        F.sum("paused_partition_seconds").cast("double").alias("paused_partition_seconds"),
+        F.count("paused_partition_seconds").cast("int").alias("timed_events"),
     )
 
 

@@ -34,6 +34,9 @@ TABLES: dict[str, StructType] = {
         ("conforming_events", INT),
         ("nonconforming_events", INT),
         ("differing_partitions", L),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("paused_partition_seconds", DBL),
+        ("timed_events", INT),
     ),
     "skew": _schema(
         ("assignor", S),
@@ -105,6 +108,13 @@ TABLES: dict[str, StructType] = {
         ("mean_lag_skew_delta", DBL),
         ("stickiness_delta", DBL),
         ("reason", S),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("change_kind", S),
+        ("protocol", S),
+        ("prerequisites", S),
+        ("paused_partitions_saved", L),
+        ("rebalances_saved", INT),
+        ("paused_partition_seconds_saved", DBL),
     ),
     "rebalance_timeline": _schema(
         ("generation", INT),
@@ -117,5 +127,13 @@ TABLES: dict[str, StructType] = {
         ("members_after", INT),
         ("coordinator_broker", INT),
         ("coordinator_partition", INT),
+    ),
+    "rebalance_causes": _schema(
+        ("event_seq", INT),
+        ("event_at", TS),
+        ("cause", S),
+        ("evidence", S),
+        ("generation", INT),
+        ("duration_ms", L),
     ),
 }

@@ -16,9 +16,12 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.metrics import consumer_status as status
 from fleet_rebalance.metrics import lag_distribution as lags
 from fleet_rebalance.metrics.flapping import partition_flapping
+from fleet_rebalance.metrics.protocols import group_context
+from fleet_rebalance.metrics.rebalance_causes import event_causes, rebalance_causes
 from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
+from fleet_rebalance.metrics.static_membership import static_membership
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.storage.warehouse import Warehouse
@@ -50,8 +53,18 @@ def gold_frames(
     replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
     states = table("group_states", "capture_date", run_date)
+    declared = declared_strategies(states)
     events = table("coordinator_events", "log_date", yesterday, run_date)
     m = config.metrics
+    # Each non-initial event matched to its generation (the replay matched the same rows
+    # for paused_partition_seconds); metrics.static_membership reads it too.
+    causes = event_causes(
+        table("rebalance_events", "event_date", run_date),
+        table("members", "capture_date", yesterday, run_date),
+        events,
+        run_date,
+        m.static_session_timeout_s,
+    )
     frames = {
         "stickiness": sticky,
         "skew": skewed,
@@ -63,8 +76,16 @@ def gold_frames(
             table("assignment_replay", "event_date", run_date),
             table("rebalance_events", "event_date", run_date),
         ),
-        "recommendations": recommendations(sticky, skewed, declared_strategies(states)),
+        "recommendations": recommendations(
+            sticky,
+            skewed,
+            declared,
+            group_context(states, table("members", "capture_date", run_date), events),
+            static_what_if=static_membership(causes, replayed, declared),
+            static_session_timeout_s=m.static_session_timeout_s,
+        ),
         "rebalance_timeline": rebalance_timeline(events, run_date, m.offsets_topic_partitions),
+        "rebalance_causes": rebalance_causes(causes),
     }
     return {
         name: frames[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])

@@ -32,6 +32,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OK
 from fleet_rebalance.config import Config
+from fleet_rebalance.metrics.rebalance_causes import event_causes, with_paused_partition_seconds
 from fleet_rebalance.pipeline import bronze, silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
@@ -63,10 +64,7 @@ def run(
     warehouse = Warehouse(spark, config.warehouse)
     try:
         counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
-        for name, table_schema in silver.TABLES.items():
-            frame = result.where(F.col("_table") == name).select(
-                *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
-            )
+        for name, frame in silver_frames(spark, config, run_date, result).items():
             counts.setdefault(name, 0)
             warehouse.replace_date(frame, name, "event_date", run_date, counts[name])
     finally:
@@ -81,6 +79,38 @@ def run(
     if counts.get("replay_errors"):
         log.warning("%d replay error(s): see the replay_errors table", counts["replay_errors"])
     return counts
+
+
+def silver_frames(
+    spark: SparkSession, config: Config, run_date: dt.date, result: DataFrame
+) -> dict[str, DataFrame]:
+    """Each silver table's rows from per_group's `result`, in its schema; replay_metrics
+    priced with the durations of the events' coordinator generations."""
+    frames = {
+        name: result.where(F.col("_table") == name).select(
+            *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
+        )
+        for name, table_schema in silver.TABLES.items()
+    }
+    causes = event_causes_of(spark, config, run_date, result)
+    frames["replay_metrics"] = with_paused_partition_seconds(frames["replay_metrics"], causes)
+    return frames
+
+
+def event_causes_of(
+    spark: SparkSession, config: Config, run_date: dt.date, result: DataFrame
+) -> DataFrame:
+    """The replayed events matched to their coordinator generations (what the metrics
+    step's rebalance_causes matches, on the same rows), for their durations."""
+    days = _replayed_days(run_date)
+    warehouse = Warehouse(spark, config.warehouse)
+    logs = (
+        _table(spark, config, "coordinator_events", days)
+        if warehouse.exists("coordinator_events")
+        else None
+    )
+    events = result.where(F.col("_table") == "rebalance_events")
+    return event_causes(events, _members(spark, config, days), logs, run_date)
 
 
 def per_group(

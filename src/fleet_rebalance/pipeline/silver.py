@@ -2,6 +2,11 @@
 
 DESIGN.md says every table is partitioned by date but names no date column for the
 silver tables; each gets `event_date` (the replayed date) as its partition column.
+`rebalance_events.previous_capture_at` (not in DESIGN.md) is the previous usable capture
+the event's change is measured against (null for `initial`): the rebalance happened
+between it and `event_at`, which is where the coordinator log is searched for it
+(metrics/event_matching.py). `replay_metrics.paused_partition_seconds` is
+paused_partitions x the matched generation's duration (metrics/rebalance_causes.py).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ TABLES: dict[str, StructType] = {
         ("members", ArrayType(S)),
         ("member_count", INT),
         ("partition_count", INT),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("previous_capture_at", TS),
     ),
     "assignment_replay": _schema(
         ("cluster", S),
@@ -71,6 +78,8 @@ TABLES: dict[str, StructType] = {
         ("lag_skew", DBL),
         ("conforms", B),
         ("differing_partitions", INT),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("paused_partition_seconds", DBL),
     ),
     "replay_errors": _schema(
         ("cluster", S), ("group_id", S), ("event_seq", INT), ("assignor", S), ("reason", S)

@@ -36,6 +36,8 @@ class RebalanceEvent:
     trigger: str
     snapshot: Snapshot
     previous: Snapshot | None
+    # The last capture that still showed `previous`'s state: the change happened after it.
+    previous_at: dt.datetime | None = None
 
 
 def classify(previous: Snapshot | None, current: Snapshot) -> str | None:
@@ -76,6 +78,9 @@ def derive_events(
     against it are events of this date; without it the first capture is the group's
     `initial` event."""
     previous = baseline if baseline is None or not baseline.rebalancing else None
+    # Until a rebalancing snapshot comes, the capture before each snapshot repeats
+    # `previous` (repeats are no snapshots), so it is the last one known to show it.
+    seen, after_previous = (previous.captured_at if previous else None), True
     seq = first_seq
     for snapshot in snapshots:
         if previous is not None and snapshot.captured_at <= previous.captured_at:
@@ -83,10 +88,13 @@ def derive_events(
                 f"snapshots out of capture order: {snapshot.captured_at} after "
                 f"{previous.captured_at}"
             )
+        if after_previous and previous is not None and snapshot.follows is not None:
+            seen = max(seen, snapshot.follows)
         if snapshot.rebalancing:
+            after_previous = False
             continue
         trigger = classify(previous, snapshot)
         if trigger is not None:
-            yield RebalanceEvent(seq, snapshot.captured_at, trigger, snapshot, previous)
+            yield RebalanceEvent(seq, snapshot.captured_at, trigger, snapshot, previous, seen)
             seq += 1
-        previous = snapshot
+        previous, seen, after_previous = snapshot, snapshot.captured_at, True

@@ -159,9 +159,11 @@ def snapshots_from(
     topics = index.topics | {t for cell in columns[5] if cell is not None for t in cell}
     known: dict[int, dict[str, int]] = {}
     previous: tuple | None = None
+    last: dt.datetime | None = None
     for code, group in itertools.groupby(zip(*columns, strict=True), key=lambda r: r[0]):
         members = list(group)
-        at = pd.Timestamp(stamps[code]).to_pydatetime()
+        at, before = pd.Timestamp(stamps[code]).to_pydatetime(), last
+        last = at
         counts = dict(index.highest.get(np.datetime64(at, "ns"), {}))
         i = bisect.bisect_right(times, at)
         if i:
@@ -185,6 +187,7 @@ def snapshots_from(
             _text(state),
             _text(strategy),
             counts,
+            follows=before,
         )
 
 
@@ -266,6 +269,7 @@ def _recorded(
                 "members": sorted(m.member_id for m in snapshot.members),
                 "member_count": len(snapshot.members),
                 "partition_count": sum(snapshot.subscribed_counts().values()),
+                "previous_capture_at": event.previous_at if event.previous else None,
             }
         )
         labels[event.seq] = {"event_at": event.at, "trigger": event.trigger}

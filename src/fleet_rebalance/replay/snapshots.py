@@ -34,6 +34,10 @@ class Snapshot:
     strategy: str | None = None
     partition_counts: dict[str, int] = field(default_factory=dict)
     lags: dict[TopicPartition, int] = field(default_factory=dict)
+    # The group's capture just before this one (whatever it showed), None for its first:
+    # captures that repeat a snapshot are not snapshots of their own (group.snapshots_from),
+    # so this says until when the previous state was seen.
+    follows: dt.datetime | None = None
 
     @property
     def rebalancing(self) -> bool:

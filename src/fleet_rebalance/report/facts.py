@@ -27,9 +27,12 @@ class DayFacts:
     replay_errors: int
     quarantined: int
     per_assignor: pd.DataFrame  # assignor, stickiness, paused_partitions, events
-    top_paused: pd.DataFrame  # cluster, group_id, observed paused, recommended, its paused
-    top_lag_skew: pd.DataFrame  # cluster, group_id, observed skew, recommended skew
-    recommendations: pd.DataFrame  # recommended_assignor, groups, changes
+    # cluster, group_id, observed paused and skew, then the recommendation's change_kind,
+    # compared_with, recommended_assignor, declared_ and recommended_ paused and skew
+    top_paused: pd.DataFrame
+    top_lag_skew: pd.DataFrame  # the same columns
+    # change_kind, recommended_assignor, groups, paused_partitions_saved
+    recommendations: pd.DataFrame
     status_counts: pd.DataFrame  # group_status, groups
     worst_lag: pd.DataFrame  # cluster, group_id, topic, lag bands, time lag
     # cluster, group_id, generation, started_at, duration_ms, cause: the busiest groups
@@ -67,8 +70,13 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     recommended = recs.select(
         "cluster",
         "group_id",
+        "change_kind",
+        "compared_with",
         "recommended_assignor",
+        "declared_paused_partitions",
         "recommended_paused_partitions",
+        "paused_partitions_saved",
+        "declared_mean_lag_skew",
         "recommended_mean_lag_skew",
         "recommended_max_count_spread",
     )
@@ -102,12 +110,12 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         .orderBy(F.col("observed_lag_skew").desc(), "group_id")
         .limit(top)
         .toPandas(),
-        recommendations=recs.groupBy("recommended_assignor")
+        recommendations=recs.groupBy("change_kind", "recommended_assignor")
         .agg(
             F.count(F.lit(1)).alias("groups"),
-            F.count_if(F.col("recommended_assignor") != F.col("compared_with")).alias("changes"),
+            F.sum("paused_partitions_saved").alias("paused_partitions_saved"),
         )
-        .orderBy(F.col("groups").desc(), "recommended_assignor")
+        .orderBy(F.col("groups").desc(), "change_kind", "recommended_assignor")
         .toPandas(),
         status_counts=table("consumer_status", "date")
         .select("cluster", "group_id", "group_status")

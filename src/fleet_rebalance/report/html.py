@@ -95,8 +95,10 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
                     "recommended": _numbers(paused.recommended_paused_partitions),
                 },
             ),
-            "Recommended: balanced (count spread <= 1) where achievable, then fewest paused "
-            "partitions, then lowest mean lag skew.",
+            "Recommended: within the group's protocol, balanced (count spread <= 1) where "
+            "achievable, then fewest paused partitions, then lowest mean lag skew; uniform "
+            "for a classic group only as a migration to the consumer protocol; the declared "
+            "assignor's own numbers where nothing does better (keep).",
         ),
         (
             "Rebalance timeline",
@@ -112,7 +114,7 @@ def _table(frame: pd.DataFrame) -> str:
     """frame as an HTML table, every text cell and heading through safe_text."""
     shown = frame.map(lambda v: v if isinstance(v, numbers.Number) else safe_text(v))
     shown.columns = [safe_text(c) for c in frame.columns]
-    return shown.to_html(index=False, border=0, escape=False)
+    return shown.to_html(index=False, border=0, escape=False, na_rep="n/a")
 
 
 def render(f: DayFacts) -> str:

@@ -1,0 +1,188 @@
+"""One group's generations from its coordinator_events rows, with what started each.
+
+The same generations as rebalance_timeline (timeline.py), built in plain Python for one
+group at a time: "Preparing to rebalance ... old generation g" starts generation g + 1
+and "Stabilized group ... generation g + 1" ends it; a KIP-848 "Bumped group epoch to e"
+starts epoch e and "Computed a new target assignment for epoch e" ends it. The first
+line of each wins (two coordinators after a failover log the same generation).
+
+Member lines (joined, left, failed, fenced) belong to the first generation whose span
+holds them: from MEMBER_LEAD before its start (the new coordinator logs a leave, and a
+KIP-848 group its member changes, just before the start line) to its end (classic
+members join and are dropped while the group prepares). A member line outside every
+span (a static member rejoining during Stable) belongs to none.
+
+A generation's cause is its start reason's (causes.reason_cause); a client reason on the
+leave line of a member the reason names refines it (the new coordinator's LeaveGroup
+reason carries none). Without a reason that says anything (KIP-848, 2.0 and before) the
+member lines decide, the most telling first (CAUSE_ORDER). Its evidence is the line
+that decided.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from fleet_rebalance.metrics.causes import Reading, member_cause, reason_cause
+
+MEMBER_LEAD = dt.timedelta(seconds=10)
+STARTS = ("prepare_rebalance", "epoch_bumped")
+ENDS = ("stabilized", "target_assignment")
+MEMBER_EVENTS = (
+    "member_pending",
+    "member_joined",
+    "static_member_joined",
+    "static_member_rejoined",
+    "member_left",
+    "member_failed",
+    "member_fenced",
+)
+JOINS = ("member_pending", "member_joined", "static_member_joined", "static_member_rejoined")
+CAUSE_ORDER = (
+    "poll_timeout",
+    "session_timeout",
+    "subscription_changed",
+    "partitions_added",
+    "scale_in",
+    "scale_out",
+    "deploy_restart",
+    "unknown",
+)
+
+
+@dataclass(frozen=True)
+class MemberLine:
+    at: dt.datetime
+    event: str
+    member_id: str | None
+    reason: str | None
+    line: str
+
+
+@dataclass
+class Generation:
+    generation: int
+    protocol: str  # classic | consumer
+    started_at: dt.datetime | None = None
+    stabilized_at: dt.datetime | None = None
+    start_reason: str | None = None
+    start_line: str | None = None
+    end_line: str | None = None
+    members: list[MemberLine] = field(default_factory=list)
+
+    @property
+    def at(self) -> dt.datetime:
+        """When it happened: its start, else (the log begins mid-rebalance) its end."""
+        return self.started_at or self.stabilized_at  # type: ignore[return-value]
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_at is None or self.stabilized_at is None:
+            return None
+        return (self.stabilized_at - self.started_at) // dt.timedelta(milliseconds=1)
+
+    @cached_property
+    def reading(self) -> Reading:
+        """The start reason read (once: the matcher asks for it per candidate event)."""
+        return reason_cause(self.start_reason)
+
+    @property
+    def added(self) -> set[str]:
+        """Member ids this generation took in: named by its reason or by a join line."""
+        reading = self.reading
+        named = set(reading.members) if reading.action == "add" else set()
+        return named | {m.member_id for m in self.members if m.event in JOINS[1:] and m.member_id}
+
+    @property
+    def removed(self) -> set[str]:
+        reading = self.reading
+        named = set(reading.members) if reading.action == "remove" else set()
+        return named | {
+            m.member_id
+            for m in self.members
+            if m.event in ("member_left", "member_failed", "member_fenced") and m.member_id
+        }
+
+    def cause(self) -> tuple[str, str | None]:
+        """(cause, the line that decided it) from the log alone."""
+        reading = self.reading
+        if reading.cause == "scale_in":  # a leave line's client reason may say why
+            for m in self.members:
+                if m.event == "member_left" and m.member_id in reading.members:
+                    told = member_cause(m.event, m.reason)
+                    if told not in ("scale_in", "unknown"):
+                        return told, m.line
+        if reading.cause != "unknown":
+            return reading.cause, self.start_line
+        causes = [(member_cause(m.event, m.reason), m) for m in self.members]
+        causes = [(c, m) for c, m in causes if m.event != "member_pending"]
+        if causes:
+            cause, line = min(causes, key=lambda cm: CAUSE_ORDER.index(cm[0]))
+            return cause, line.line
+        return "unknown", self.start_line or self.end_line
+
+
+def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
+    """A group's generations in time order from its coordinator_events rows (dicts with
+    logged_at, event, generation, member_id, reason, line)."""
+    ordered = sorted(rows, key=lambda r: (r["logged_at"], r.get("line") or ""))
+    by_number: dict[int, Generation] = {}
+    members: list[MemberLine] = []
+    for row in ordered:
+        event, number = row["event"], row.get("generation")
+        if event in STARTS and number is not None:
+            number = number + 1 if event == "prepare_rebalance" else number
+            protocol = "classic" if event == "prepare_rebalance" else "consumer"
+            gen = by_number.setdefault(number, Generation(number, protocol))
+            if gen.started_at is None:
+                gen.started_at, gen.start_reason = row["logged_at"], row.get("reason")
+                gen.start_line, gen.protocol = row.get("line"), protocol
+        elif event in ENDS and number is not None:
+            protocol = "classic" if event == "stabilized" else "consumer"
+            gen = by_number.setdefault(number, Generation(number, protocol))
+            if gen.stabilized_at is None:
+                gen.stabilized_at, gen.end_line = row["logged_at"], row.get("line")
+        elif event in MEMBER_EVENTS:
+            members.append(
+                MemberLine(
+                    row["logged_at"], event, row.get("member_id"), row.get("reason"), row["line"]
+                )
+            )
+    generations = sorted(by_number.values(), key=lambda g: (g.at, g.generation))
+    for member in members:
+        for gen in generations:
+            start = gen.started_at or gen.stabilized_at
+            end = gen.stabilized_at or gen.started_at
+            if start - MEMBER_LEAD <= member.at <= end:  # type: ignore[operator]
+                gen.members.append(member)
+                break
+    return generations
+
+
+def member_times(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[dt.datetime | None, ...]]:
+    """member id -> (first time the log shows it join, first time it shows it leave),
+    from member lines and the ids start reasons name: how long a replaced member was
+    away (static_savings.py)."""
+    times: dict[str, list[dt.datetime | None]] = {}
+
+    def note(member: str | None, index: int, at: dt.datetime) -> None:
+        if member:
+            seen = times.setdefault(member, [None, None])
+            seen[index] = at if seen[index] is None else min(seen[index], at)
+
+    for row in rows:
+        event, at = row["event"], row["logged_at"]
+        if event in JOINS:
+            note(row.get("member_id"), 0, at)
+        elif event in ("member_left", "member_failed", "member_fenced"):
+            note(row.get("member_id"), 1, at)
+        elif event == "prepare_rebalance":
+            reading = reason_cause(row.get("reason"))
+            if reading.action is not None:
+                for member in reading.members:
+                    note(member, 0 if reading.action == "add" else 1, at)
+    return {member: tuple(seen) for member, seen in times.items()}

@@ -1,0 +1,318 @@
+"""The `reason` and `prerequisites` texts of a recommendation, as Spark columns.
+
+They read the columns recommendations.py builds: `b_*` the baseline (the declared
+assignor's replay, else `observed`), `r_*` the recommended row, `o_*` the best assignor
+of the group's own protocol, and the what-if's `s_*`. No number is printed from a null
+(an unknown mean lag skew reads `n/a` or its clause is left out). Prerequisites say what
+Kafka's documentation asks for each change: KIP-429's two rolling bounces to go from an
+eager assignor to a cooperative one, KIP-848's operations guide (Kafka 4.0) for the
+consumer protocol, KIP-345 for static membership.
+"""
+
+from __future__ import annotations
+
+import pyspark.sql.functions as F
+from pyspark.sql import Column
+
+from fleet_rebalance.metrics.protocols import CLASSIC_COORDINATOR, CONSUMER, CONSUMER_GROUPS
+
+KEEP, ASSIGNOR, MIGRATION, STATIC = "keep", "assignor", "protocol_migration", "static_membership"
+
+
+def _text(value: Column) -> Column:
+    return F.coalesce(value.cast("string"), F.lit(""))
+
+
+def skew_text(value: Column) -> Column:
+    """A mean lag skew with two decimals, `n/a` when unknown."""
+    return F.when(value.isNull() | F.isnan(value), F.lit("n/a")).otherwise(
+        F.format_string("%.2f", value)
+    )
+
+
+def _known(value: Column) -> Column:
+    return value.isNotNull() & ~F.isnan(value)
+
+
+def _plural(count: Column, word: str) -> Column:
+    return F.concat(_text(count), F.lit(f" {word}"), F.when(count != 1, "s").otherwise(F.lit("")))
+
+
+def saving_text(base: Column, new: Column, events: Column) -> Column:
+    """`pauses 120 fewer partitions over 23 rebalances (-38 %)`, or as many, or more."""
+    change = base - new
+    percent = F.round(F.abs(change) * 100 / base).cast("long")
+    share = F.when(
+        base > 0,
+        F.concat(F.lit(" ("), F.when(change > 0, "-").otherwise("+"), _text(percent), F.lit(" %)")),
+    ).otherwise(F.lit(""))
+    over = F.concat(F.lit(" over "), _plural(events, "rebalance"))
+    return (
+        F.when(base.isNull() | new.isNull(), F.concat(F.lit("paused partitions unknown"), over))
+        .when(
+            change > 0,
+            F.concat(F.lit("pauses "), _text(change), F.lit(" fewer partitions"), over, share),
+        )
+        .when(
+            change < 0,
+            F.concat(F.lit("pauses "), _text(-change), F.lit(" more partitions"), over, share),
+        )
+        .otherwise(F.concat(F.lit("pauses as many partitions ("), _text(new), F.lit(")"), over))
+    )
+
+
+def _versus(name: str, new: Column, base: Column, show: Column) -> Column:
+    return F.when(
+        F.coalesce(show, F.lit(False)),
+        F.concat(F.lit(f", {name} "), new, F.lit(" vs "), base),
+    ).otherwise(F.lit(""))
+
+
+def balance_and_skew_text() -> Column:
+    """`, max count spread 1 vs 3, mean lag skew 1.20 vs n/a`: the clauses that differ."""
+    r_spread, b_spread = F.col("r_spread"), F.col("b_spread")
+    r_skew, b_skew = F.col("r_skew"), F.col("b_skew")
+    skew_differs = skew_text(r_skew) != skew_text(b_skew)  # as shown: 2 decimals, n/a
+    return F.concat(
+        _versus("max count spread", _text(r_spread), _text(b_spread), r_spread != b_spread),
+        _versus("mean lag skew", skew_text(r_skew), skew_text(b_skew), skew_differs),
+    )
+
+
+def _baseline_name() -> Column:
+    """The baseline as the reader knows it: the declared assignor, `(as observed)` when
+    the numbers are what ran rather than its replay."""
+    declared = F.coalesce(F.col("declared_assignor"), F.lit("the declared assignor"))
+    return F.when(
+        F.col("compared_with") == "observed", F.concat(declared, F.lit(" (as observed)"))
+    ).otherwise(F.col("compared_with"))
+
+
+def _eager_to_cooperative() -> Column:
+    return (
+        (F.col("protocol") != CONSUMER)
+        & (F.col("b_row_protocol") == "eager")
+        & (F.col("r_row_protocol") == "cooperative")
+    )
+
+
+def _standing(side: str) -> Column:
+    """`12 paused partitions (max count spread 0, mean lag skew 1.90)` of a side."""
+    skew = F.when(
+        _known(F.col(f"{side}_skew")),
+        F.concat(F.lit(", mean lag skew "), skew_text(F.col(f"{side}_skew"))),
+    ).otherwise(F.lit(""))
+    return F.concat(
+        _plural(F.col(f"{side}_paused"), "paused partition"),
+        F.lit(" (max count spread "),
+        _text(F.col(f"{side}_spread")),
+        skew,
+        F.lit(")"),
+    )
+
+
+def reason() -> Column:
+    """One line: the change, what it saves in words, and why (or why nothing)."""
+    kind, base = F.col("change_kind"), _baseline_name()
+    tail = F.concat(
+        saving_text(F.col("b_paused"), F.col("r_paused"), F.col("r_events")),
+        balance_and_skew_text(),
+    )
+    two_bounce = F.when(
+        _eager_to_cooperative(),
+        F.lit(
+            "; needs the two-bounce rolling upgrade (first beside the eager assignor, then alone)"
+        ),
+    ).otherwise(F.lit(""))
+    assignor = F.concat(
+        F.col("recommended_assignor"), F.lit(" instead of "), base, F.lit(": "), tail, two_bounce
+    )
+    best_classic = F.when(
+        F.col("o_assignor") != F.col("compared_with"),
+        F.concat(
+            F.lit("; the best classic assignor, "),
+            F.col("o_assignor"),
+            F.lit(", has "),
+            _standing("o"),
+        ),
+    ).otherwise(F.concat(F.lit("; no classic assignor does better than "), base))
+    migration = F.concat(
+        F.lit("migrate to the consumer protocol (KIP-848) with "),
+        F.col("recommended_assignor"),
+        F.lit(" instead of "),
+        base,
+        F.lit(": "),
+        tail,
+        best_classic,
+    )
+    over = F.concat(
+        F.lit(" over "),
+        _plural(F.col("b_events"), "rebalance"),
+        F.lit(" than its "),
+        _standing("b"),
+    )
+    keep_name = F.coalesce(
+        F.col("declared_assignor"), F.col("compared_with"), F.lit("the current assignor")
+    )
+    keep_classic = F.concat(
+        F.lit("keep "),
+        keep_name,
+        F.lit(": no classic assignor"),
+        F.when(
+            F.col("m_assignor").isNotNull(), F.lit(", nor uniform under the consumer protocol,")
+        ).otherwise(F.lit("")),
+        F.lit(" does better"),
+        over,
+    )
+    keep_consumer = F.concat(
+        F.lit("keep "),
+        keep_name,
+        F.lit(
+            ": the group runs the consumer protocol (KIP-848), whose assignor is server-side"
+            " (classic client assignors do not apply), and no replayed server-side assignor"
+            " does better"
+        ),
+        over,
+    )
+    unmeasured = F.concat(
+        F.lit("keep "),
+        keep_name,
+        F.lit(
+            ": what the group ran was not measured (no capture showed every member's "
+            "assignment), so nothing is known to do better"
+        ),
+    )
+    seconds = F.when(
+        _known(F.col("s_seconds")),
+        F.concat(
+            F.lit(", "),
+            F.format_string("%.1f", F.col("s_seconds")),
+            F.lit(" fewer partition-seconds"),
+        ),
+    ).otherwise(F.lit(""))
+    runner_up = F.when(
+        F.col("runner_up_kind").isNotNull(),
+        F.concat(
+            F.lit("; more than switching to "),
+            F.col("runner_up_assignor"),
+            F.lit(", which saves "),
+            _text(F.col("runner_up_saved")),
+        ),
+    ).otherwise(F.lit(""))
+    # No share of the day's pauses: the what-if counts what ran, the baseline may be a replay.
+    saved = F.concat(F.lit("pauses "), _text(F.col("s_paused")), F.lit(" fewer partitions"))
+    static = F.concat(
+        F.lit("static membership (group.instance.id) avoids "),
+        _plural(F.col("s_rebalances"), "rebalance"),
+        F.lit(" (members restarted and back within "),
+        _text(F.col("static_timeout_s")),
+        F.lit(" s): "),
+        saved,
+        seconds,
+        runner_up,
+    )
+    return (
+        F.when(kind == STATIC, static)
+        .when(kind == MIGRATION, migration)
+        .when(kind == ASSIGNOR, assignor)
+        .when(F.col("compared_with").isNull(), unmeasured)
+        .when(F.col("protocol") == CONSUMER, keep_consumer)
+        .otherwise(keep_classic)
+    )
+
+
+def _brokers_clause() -> Column:
+    brokers = F.col("brokers")
+    return (
+        F.when(
+            brokers == CONSUMER_GROUPS,
+            F.lit("brokers: this cluster already serves consumer-protocol groups; clients >= 4.0"),
+        )
+        .when(
+            brokers == CLASSIC_COORDINATOR,
+            F.lit(
+                "brokers >= 4.0 first (this cluster's coordinator logs are the pre-4.0 "
+                "GroupCoordinator's), then clients >= 4.0"
+            ),
+        )
+        .otherwise(
+            F.lit("brokers and clients >= 4.0 (this cluster's release is not in the captures)")
+        )
+    )
+
+
+MIGRATION_STEPS = (
+    "; the brokers' group.version feature >= 1 (on by default from 4.0; kafka-features.sh); "
+    "every consumer rolled with group.protocol=consumer (partition.assignment.strategy is "
+    "then ignored: uniform is first in the brokers' group.consumer.assignors by default, or "
+    "set group.remote.assignor=uniform); session.timeout.ms and heartbeat.interval.ms give "
+    "way to the brokers' group.consumer.session.timeout.ms and "
+    "group.consumer.heartbeat.interval.ms; the running group converts during the roll only "
+    "if the brokers' group.consumer.migration.policy allows upgrades (default bidirectional)"
+)
+
+
+def prerequisites() -> Column:
+    """What the change takes; null for keep."""
+    kind, rec = F.col("change_kind"), F.col("recommended_assignor")
+    old = F.when(F.col("compared_with") == "observed", F.col("declared_assignor")).otherwise(
+        F.col("compared_with")
+    )
+    both = F.when(old.isNotNull(), F.concat(rec, F.lit(","), old)).otherwise(
+        F.concat(rec, F.lit(" listed first beside the current assignor"))
+    )
+    two_bounce = F.concat(
+        F.lit(
+            "two-bounce rolling upgrade (KIP-429), clients >= 2.4: roll every consumer with "
+            "partition.assignment.strategy="
+        ),
+        both,
+        F.lit(" (the group stays eager), then roll again with "),
+        rec,
+        F.lit(" alone"),
+    )
+    classic_swap = F.concat(
+        F.lit("roll every consumer with partition.assignment.strategy="),
+        both,
+        F.lit(" (members need an assignor in common throughout; the group switches once all list "),
+        rec,
+        F.lit("), then drop the old one in a second roll"),
+    )
+    server_swap = F.concat(
+        F.lit("roll every consumer with group.remote.assignor="),
+        rec,
+        F.lit(
+            " (the brokers' group.consumer.assignors must list it; uniform is there and "
+            "first by default)"
+        ),
+    )
+    timeout_ms = F.col("static_timeout_s").cast("long") * 1000
+    static_classic = F.concat(
+        F.lit(
+            "every consumer sets a unique group.instance.id that survives its restarts "
+            "(e.g. the pod name) and session.timeout.ms >= "
+        ),
+        _text(timeout_ms),
+        F.lit(
+            " (the brokers' group.max.session.timeout.ms, default 1800000, must allow it); "
+            "clients >= 2.3 (KIP-345)"
+        ),
+    )
+    static_consumer = F.concat(
+        F.lit(
+            "every consumer sets a unique group.instance.id that survives its restarts "
+            "(e.g. the pod name); the session timeout is the brokers' "
+            "group.consumer.session.timeout.ms (default 45000, at most "
+            "group.consumer.max.session.timeout.ms, default 60000), which must be >= "
+        ),
+        _text(timeout_ms),
+    )
+    return (
+        F.when(kind == MIGRATION, F.concat(_brokers_clause(), F.lit(MIGRATION_STEPS)))
+        .when((kind == ASSIGNOR) & (F.col("protocol") == CONSUMER), server_swap)
+        .when((kind == ASSIGNOR) & _eager_to_cooperative(), two_bounce)
+        .when(kind == ASSIGNOR, classic_swap)
+        .when((kind == STATIC) & (F.col("protocol") == CONSUMER), static_consumer)
+        .when(kind == STATIC, static_classic)
+        .otherwise(F.lit(None).cast("string"))
+    )

@@ -1,0 +1,86 @@
+"""recommendations of data/sample's nightly (the session's clean_nightly, which the fault
+tests build anyway): every group's change stays within what its protocol and brokers
+allow, is better than what it runs, and reads without a made-up number."""
+
+from __future__ import annotations
+
+import pytest
+
+from fleet_rebalance.config import Config
+from fleet_rebalance.storage import read_table
+
+pytestmark = pytest.mark.spark
+CHANGES = ("assignor", "protocol_migration", "static_membership")
+BROKERS = {  # the sample's 4.1 cluster and its 3.6 / 3.9 ones
+    "lab": "brokers: this cluster already serves consumer-protocol groups",
+    "prod": "brokers >= 4.0 first (this cluster's coordinator logs are the pre-4.0",
+}
+
+
+def table(spark, warehouse, name: str):
+    return read_table(spark, Config(warehouse=str(warehouse)).table_path(name))
+
+
+@pytest.fixture(scope="module")
+def recs(spark, clean_nightly):
+    return {
+        (r["cluster"], r["group_id"]): r
+        for r in table(spark, clean_nightly, "recommendations").collect()
+    }
+
+
+def test_each_group_chooses_within_its_protocol(recs):
+    """The sample's KIP-848 groups (uniform, on the 4.1 cluster `lab`) are consumer-protocol
+    groups and are never offered a classic assignor; a classic group gets uniform only as
+    a migration, whose prerequisites say what the captures tell of its brokers: `lab`
+    serves consumer groups, prod-east and prod-west log the pre-4.0 GroupCoordinator."""
+    consumer = {k for k, r in recs.items() if r["protocol"] == "consumer"}
+    assert consumer == {k for k, r in recs.items() if r["declared_assignor"] == "uniform"}
+    assert consumer and all(cluster == "lab" for cluster, _ in consumer)
+    for key, r in recs.items():
+        if key in consumer:
+            assert r["recommended_assignor"] == "uniform", key
+        elif r["recommended_assignor"] == "uniform":
+            assert r["change_kind"] == "protocol_migration", key
+        if r["change_kind"] == "protocol_migration":
+            brokers = BROKERS["lab" if key[0] == "lab" else "prod"]
+            assert r["prerequisites"].startswith(brokers), key
+
+
+def test_a_change_is_better_than_what_runs_and_keep_shows_what_runs(recs):
+    for key, r in recs.items():
+        if r["change_kind"] in ("assignor", "protocol_migration"):
+            rank = [
+                (
+                    int(r[f"{side}_max_count_spread"] > 1),
+                    r[f"{side}_paused_partitions"],
+                    _skew(r[f"{side}_mean_lag_skew"]),
+                )
+                for side in ("recommended", "declared")
+            ]
+            assert rank[0] < rank[1], key
+            assert r["prerequisites"], key
+        else:
+            assert r["change_kind"] == "keep", key
+            assert r["recommended_assignor"] == r["declared_assignor"], key
+            assert (r["paused_partitions_delta"], r["paused_partitions_saved"]) == (0, 0), key
+            assert r["prerequisites"] is None, key
+        words = set(r["reason"].replace(",", " ").replace(";", " ").split())
+        assert not {"nu", "nan", "NaN", "None", "null"} & words, (key, r["reason"])
+        for column in ("declared_mean_lag_skew", "recommended_stickiness", "stickiness_delta"):
+            value = r[column]
+            assert value is None or round(value, 4) == value, (key, column, value)
+    assert {r["change_kind"] for r in recs.values()} >= {"keep", "assignor"}
+    assert not {r["change_kind"] for r in recs.values()} - {"keep", *CHANGES}
+
+
+def _skew(value: float | None) -> float:
+    """As the rule compares skews: at 2 decimals, unknown last."""
+    return float("inf") if value is None else round(value, 2)
+
+
+def test_lag_percentiles_carry_no_float_noise(spark, clean_nightly):
+    lags = table(spark, clean_nightly, "lag_distribution").collect()
+    for r in lags:
+        for column in ("lag_p50", "lag_p90", "lag_p99"):
+            assert r[column] is None or round(r[column], 2) == r[column], (column, r[column])
