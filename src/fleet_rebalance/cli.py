@@ -256,6 +256,24 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def add_warehouse_flags(parser: argparse.ArgumentParser) -> None:
+    """--conf and --warehouse of the jobs that read or keep the tables only (sql, maintain)."""
+    parser.add_argument(
+        "--conf",
+        default=DEFAULT_CONF,
+        type=non_empty("a YAML configuration file"),
+        metavar="FILE",
+        help=f"job configuration YAML, for its warehouse and storage (default: {DEFAULT_CONF})",
+    )
+    parser.add_argument(
+        "--warehouse",
+        type=non_empty("a directory or URI"),
+        metavar="URI",
+        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
+        "conf's warehouse)",
+    )
+
+
 def sql_parser() -> JobParser:
     parser = JobParser(prog="sql", description=DESCRIPTIONS["sql"], epilog=EXIT_STATUS_EPILOG)
     parser.add_argument(
@@ -272,20 +290,7 @@ def sql_parser() -> JobParser:
         metavar="FILE",
         help="read the statements from FILE (default: none)",
     )
-    parser.add_argument(
-        "--conf",
-        default=DEFAULT_CONF,
-        type=non_empty("a YAML configuration file"),
-        metavar="FILE",
-        help=f"job configuration YAML, for its warehouse and storage (default: {DEFAULT_CONF})",
-    )
-    parser.add_argument(
-        "--warehouse",
-        type=non_empty("a directory or URI"),
-        metavar="URI",
-        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
-        "conf's warehouse)",
-    )
+    add_warehouse_flags(parser)
     parser.add_argument(
         "--format",
         choices=SQL_FORMATS,
@@ -381,20 +386,7 @@ def maintain_parser() -> JobParser:
     parser = JobParser(
         prog="maintain", description=DESCRIPTIONS["maintain"], epilog=EXIT_STATUS_EPILOG
     )
-    parser.add_argument(
-        "--conf",
-        default=DEFAULT_CONF,
-        type=non_empty("a YAML configuration file"),
-        metavar="FILE",
-        help=f"job configuration YAML, for its warehouse and storage (default: {DEFAULT_CONF})",
-    )
-    parser.add_argument(
-        "--warehouse",
-        type=non_empty("a directory or URI"),
-        metavar="URI",
-        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
-        "conf's warehouse)",
-    )
+    add_warehouse_flags(parser)
     parser.add_argument(
         "--retain-days",
         type=bounded_int(1),

@@ -173,32 +173,23 @@ def _best(event: Event, generations: list[Generation], opens: dt.datetime) -> Ge
 def _decide(event: Event, generation: Generation | None) -> EventCause:
     pairs = replacements(event)
     only = bool(pairs) and len(pairs) == len(event.left) == len(event.joined)
+    number = duration = None
     if generation is None:
         cause, evidence = capture_cause(event, pairs)
-        return EventCause(
-            event.seq,
-            event.at,
-            event.previous_at,
-            event.trigger,
-            cause,
-            evidence,
-            None,
-            None,
-            tuple(pairs),
-            only,
-        )
-    cause, line = generation.cause()
-    evidence = line or ""
-    named = generation.added | generation.removed
-    replaced = {p.old.member_id for p in pairs} | {p.new.member_id for p in pairs}
-    static = {p.old.member_id for p in pairs if p.by == "instance id"}
-    moved = cause in ("scale_in", "scale_out") and pairs and (not named or named & replaced)
-    restarted = cause == "session_timeout" and generation.removed & static
-    if moved or restarted:
-        cause, evidence = "deploy_restart", f"{evidence} | {_replaced_text(event, pairs)}"
-    elif cause == "unknown":
-        cause, fact = capture_cause(event, pairs)
-        evidence = f"{evidence} | {fact}" if evidence else fact
+    else:
+        number, duration = generation.generation, generation.duration_ms
+        cause, line = generation.cause()
+        evidence = line or ""
+        named = generation.added | generation.removed
+        replaced = {p.old.member_id for p in pairs} | {p.new.member_id for p in pairs}
+        static = {p.old.member_id for p in pairs if p.by == "instance id"}
+        moved = cause in ("scale_in", "scale_out") and pairs and (not named or named & replaced)
+        restarted = cause == "session_timeout" and generation.removed & static
+        if moved or restarted:
+            cause, evidence = "deploy_restart", f"{evidence} | {_replaced_text(event, pairs)}"
+        elif cause == "unknown":
+            cause, fact = capture_cause(event, pairs)
+            evidence = f"{evidence} | {fact}" if evidence else fact
     return EventCause(
         event.seq,
         event.at,
@@ -206,8 +197,8 @@ def _decide(event: Event, generation: Generation | None) -> EventCause:
         event.trigger,
         cause,
         evidence,
-        generation.generation,
-        generation.duration_ms,
+        number,
+        duration,
         tuple(pairs),
         only,
     )

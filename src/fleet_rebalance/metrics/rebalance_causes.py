@@ -20,12 +20,13 @@ import pyarrow as pa
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import BooleanType
+from pyspark.sql.types import BooleanType, StructField, StructType
 
 from fleet_rebalance.metrics.event_matching import Event, Member, match_events
 from fleet_rebalance.metrics.generations import group_generations, member_times
 from fleet_rebalance.metrics.static_savings import avoidable
-from fleet_rebalance.pipeline.bronze import INT, TS, D, L, S, nullable_schema
+from fleet_rebalance.pipeline.bronze import INT, TS, S, nullable_schema
+from fleet_rebalance.pipeline.gold import TABLES
 
 GROUP = ["cluster", "group_id"]
 MEMBER_COLUMNS = ["consumer_id", "host", "client_id", "group_instance_id"]
@@ -42,17 +43,8 @@ GOLD_COLUMNS = [
     "duration_ms",
 ]
 # rebalance_causes' columns plus what the static-membership what-if reads.
-EVENT_CAUSES = nullable_schema(
-    ("cluster", S),
-    ("group_id", S),
-    ("date", D),
-    ("event_seq", INT),
-    ("event_at", TS),
-    ("cause", S),
-    ("evidence", S),
-    ("generation", INT),
-    ("duration_ms", L),
-    ("static_avoidable", BooleanType()),
+EVENT_CAUSES = StructType(
+    [*TABLES["rebalance_causes"].fields, StructField("static_avoidable", BooleanType())]
 )
 INPUTS = nullable_schema(
     ("cluster", S),
