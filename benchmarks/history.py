@@ -109,7 +109,8 @@ def table_files(warehouse: Path) -> dict[str, tuple[int, int]]:
     counts = {}
     for log in sorted(warehouse.glob("*/_delta_log")):
         table = log.parent
-        on_disk = sum(1 for _ in table.rglob("*.parquet"))
+        # Data files only: a checkpoint is Parquet too, under _delta_log.
+        on_disk = sum(1 for f in table.rglob("*.parquet") if "_delta_log" not in f.parts)
         counts[table.name] = (len(DeltaTable(str(table)).file_uris()), on_disk)
     return counts
 
