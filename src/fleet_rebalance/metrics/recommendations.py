@@ -292,7 +292,8 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     seconds_saved = (
         F.when(kind == text.STATIC, F.col("s_seconds"))
         .when(kind == text.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
-        .otherwise(F.col("b_seconds") - F.col("r_seconds"))
+        # Both sides are whole milliseconds (rollups.seconds_sum): so is the difference.
+        .otherwise(F.round(F.col("b_seconds") - F.col("r_seconds"), 3))
     )
 
     def delta(name: str, measure: str) -> Column:

@@ -40,9 +40,17 @@ def stickiness(replay_metrics: DataFrame) -> DataFrame:
         F.count_if(F.col("conforms")).cast("int").alias("conforming_events"),
         F.count_if(~F.col("conforms")).cast("int").alias("nonconforming_events"),
         F.sum("differing_partitions").cast("long").alias("differing_partitions"),
-        F.sum("paused_partition_seconds").cast("double").alias("paused_partition_seconds"),
+        seconds_sum(F.col("paused_partition_seconds")).alias("paused_partition_seconds"),
         F.count("paused_partition_seconds").cast("int").alias("timed_events"),
     )
+
+
+def seconds_sum(seconds: F.Column) -> F.Column:
+    """The sum of partition-seconds (partitions x milliseconds / 1000), added as whole
+    milliseconds: a sum of doubles depends on the order Spark adds them in, and a
+    cluster run must give the local run's value bit for bit (14.0, not
+    13.999999999999998). Null when every value is null."""
+    return (F.sum(F.round(seconds * 1000).cast("long")) / F.lit(1000.0)).cast("double")
 
 
 def skew(replay_metrics: DataFrame) -> DataFrame:

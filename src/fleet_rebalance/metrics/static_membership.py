@@ -22,6 +22,7 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
+from fleet_rebalance.metrics.rollups import seconds_sum
 from fleet_rebalance.replay.engine import OBSERVED
 
 GROUP = ["cluster", "group_id", "date"]
@@ -58,7 +59,6 @@ def static_membership(
         .cast("long")
         .alias("paused_partitions_avoided"),
         F.when(avoided == 0, F.lit(0.0))
-        .otherwise(F.sum(F.when(saved, F.col("paused_partition_seconds"))))
-        .cast("double")
+        .otherwise(seconds_sum(F.when(saved, F.col("paused_partition_seconds"))))
         .alias("paused_partition_seconds_avoided"),
     )
