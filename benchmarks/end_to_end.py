@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -117,13 +117,21 @@ def s3_store() -> Iterator[S3Store]:
         yield S3Store(server)
 
 
-def peak_rss_mib(pid: int, stop: threading.Event, result: list[float]) -> None:
-    """Highest sum of RSS over the process and all its descendants until stop is set."""
+def peak_rss_mib(
+    pid: int,
+    stop: threading.Event,
+    result: list[float],
+    counted: Callable[[int], bool] = lambda _: True,
+) -> None:
+    """Highest sum of RSS over the process and all its descendants (those `counted`)
+    until stop is set."""
     peak = 0.0
     while not stop.is_set():
         total = 0
         for proc in _tree(pid):
             try:
+                if not counted(proc):
+                    continue
                 fields = Path(f"/proc/{proc}/statm").read_text().split()
                 total += int(fields[1]) * 4096
             except (OSError, IndexError):

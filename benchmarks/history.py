@@ -39,7 +39,7 @@ from pathlib import Path
 from deltalake import DeltaTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from end_to_end import _tree
+from end_to_end import peak_rss_mib
 
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 
@@ -50,25 +50,17 @@ UNITS = {"h": 3600, "min": 60, "s": 1}
 WORKER_MARKERS = ("pyspark.daemon", "pyspark/daemon", "pyspark.worker", "pyspark/worker")
 
 
-def driver_rss_mib(pid: int, stop: threading.Event, result: list[float]) -> None:
-    """Peak RSS of the run's JVM and Python driver (not its Python workers)."""
-    peak = 0.0
-    while not stop.is_set():
-        total = 0
-        for proc in _tree(pid):
-            try:
-                cmdline = Path(f"/proc/{proc}/cmdline").read_bytes().replace(b"\0", b" ")
-                text = cmdline.decode(errors="replace")
-                if any(marker in text for marker in WORKER_MARKERS):
-                    continue
-                if "java" not in text.split(" ", 1)[0] and "jobs/" not in text:
-                    continue
-                total += int(Path(f"/proc/{proc}/statm").read_text().split()[1]) * 4096
-            except (OSError, IndexError):
-                continue
-        peak = max(peak, total / 2**20)
-        stop.wait(0.2)
-    result.append(peak)
+def is_driver(pid: int) -> bool:
+    """The run's JVM or the job's Python driver; not a Python worker."""
+    try:
+        text = (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
+    except OSError:
+        return False
+    if any(marker in text for marker in WORKER_MARKERS):
+        return False
+    return "java" in text.split(" ", 1)[0] or "jobs/" in text
 
 
 def run(job: list[str], conf: Path, log: Path) -> dict:
@@ -83,7 +75,7 @@ def run(job: list[str], conf: Path, log: Path) -> dict:
             text=True,
         )
         stop, peak = threading.Event(), []
-        sampler = threading.Thread(target=driver_rss_mib, args=(process.pid, stop, peak))
+        sampler = threading.Thread(target=peak_rss_mib, args=(process.pid, stop, peak, is_driver))
         sampler.start()
         stdout = process.communicate()[0]
         stop.set()

@@ -213,13 +213,7 @@ def add_log_flags(parser: argparse.ArgumentParser) -> None:
 
 def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser = JobParser(prog=prog, description=description, epilog=EXIT_STATUS_EPILOG)
-    parser.add_argument(
-        "--conf",
-        default=DEFAULT_CONF,
-        type=non_empty("a YAML configuration file"),
-        metavar="FILE",
-        help=f"job configuration YAML (default: {DEFAULT_CONF})",
-    )
+    add_conf_flag(parser, "job configuration YAML")
     parser.add_argument(
         "--raw-root",
         type=non_empty("a directory or URI"),
@@ -227,13 +221,7 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
         help="raw captures: a directory or an s3://, gs://, abfss:// URI (default: the "
         "conf's raw_root)",
     )
-    parser.add_argument(
-        "--warehouse",
-        type=non_empty("a directory or URI"),
-        metavar="URI",
-        help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
-        "conf's warehouse)",
-    )
+    add_warehouse_flag(parser)
     when = parser.add_mutually_exclusive_group()
     when.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD", help=DATE_HELP)
     when.add_argument("--all", action="store_true", help=ALL_HELP)
@@ -256,15 +244,17 @@ def pipeline_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def add_warehouse_flags(parser: argparse.ArgumentParser) -> None:
-    """--conf and --warehouse of the jobs that read or keep the tables only (sql, maintain)."""
+def add_conf_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--conf",
         default=DEFAULT_CONF,
         type=non_empty("a YAML configuration file"),
         metavar="FILE",
-        help=f"job configuration YAML, for its warehouse and storage (default: {DEFAULT_CONF})",
+        help=f"{what} (default: {DEFAULT_CONF})",
     )
+
+
+def add_warehouse_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--warehouse",
         type=non_empty("a directory or URI"),
@@ -272,6 +262,12 @@ def add_warehouse_flags(parser: argparse.ArgumentParser) -> None:
         help="Delta tables: a directory or an s3://, gs://, abfss:// URI (default: the "
         "conf's warehouse)",
     )
+
+
+def add_warehouse_flags(parser: argparse.ArgumentParser) -> None:
+    """--conf and --warehouse of the jobs that read or keep the tables only (sql, maintain)."""
+    add_conf_flag(parser, "job configuration YAML, for its warehouse and storage")
+    add_warehouse_flag(parser)
 
 
 def sql_parser() -> JobParser:
