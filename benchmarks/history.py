@@ -3,11 +3,12 @@
 Generates `--days + 1` days of a `--groups`-group fleet (4 clusters, captures every
 `--interval-minutes`), then, as a user would, through ./spark-submit.sh:
 
-1. the nightly of day 1 on an empty warehouse (`--repeat` times, each on a fresh one);
-2. a backfill of days 2..N (`nightly --from D2 --to DN`), timed per date from its
-   progress lines (`date 12/59 2026-09-12 done in 41 s, eta 52 min`);
-3. the nightly of day N+1 on that warehouse (`--repeat` times, each on a copy of it);
-4. `maintain`, with the files of each table's current version and on storage before
+1. the history: the nightly of day 1, then a backfill of days 2..N (`nightly --from D2
+   --to DN`), timed per date from its progress lines (`date 12/59 2026-09-12 done in
+   41 s, eta 52 min`); kept in the work directory; a second run resumes it;
+2. `--repeat` times, alternately: the nightly of day 1 on an empty warehouse and the
+   nightly of day N+1 on a copy of the history;
+3. `maintain`, with the files of each table's current version and on storage before
    and after.
 
 It prints wall time and peak resident memory of the driver (the JVM, which in local mode
@@ -149,47 +150,46 @@ def main() -> None:
             flush=True,
         )
 
-    first = []
+    history = work / "history"
+    conf = write_conf(work / "history.yaml", raw, history)
+    if not history.exists():
+        seed = nightly(days[0], conf, work / "history-day1.log")
+        print(f"day 1 ({days[0]}) to start the history: {seed['wall']:.1f} s", flush=True)
+    # Resumes an interrupted history: dates complete for the same inputs are skipped.
+    started = time.monotonic()
+    backfill = run(
+        ["nightly", "--from", days[1].isoformat(), "--to", days[-2].isoformat()],
+        conf,
+        work / "backfill.log",
+    )
+    per_date = [seconds(m.group(1)) for line in backfill["stderr"] if (m := PROGRESS.search(line))]
+    print(
+        f"backfill of {len(days) - 2} dates ({len(per_date)} run, the rest complete): "
+        f"{time.monotonic() - started:.0f} s, driver peak {backfill['peak']:.0f} MiB",
+        flush=True,
+    )
+    if per_date:
+        ten = min(10, len(per_date) // 2) or 1
+        print(
+            f"  per date: first {per_date[0]:.1f} s, median "
+            f"{statistics.median(per_date):.1f} s, last {per_date[-1]:.1f} s; "
+            f"last {ten} over first {ten}: "
+            f"{statistics.mean(per_date[-ten:]) / statistics.mean(per_date[:ten]):.2f}",
+            flush=True,
+        )
+
+    # Day 1 and day N+1 alternate, so whatever else the machine runs weighs on both.
+    first, last = [], []
     for r in range(args.repeat):
         warehouse = work / f"day1-{r}"
         shutil.rmtree(warehouse, ignore_errors=True)
-        conf = write_conf(work / f"day1-{r}.yaml", raw, warehouse)
-        first.append(nightly(days[0], conf, work / f"day1-{r}.log"))
+        conf_r = write_conf(work / f"day1-{r}.yaml", raw, warehouse)
+        first.append(nightly(days[0], conf_r, work / f"day1-{r}.log"))
         print(
             f"day 1 ({days[0]}) run {r + 1}: {first[-1]['wall']:.1f} s, "
             f"driver peak {first[-1]['peak']:.0f} MiB",
             flush=True,
         )
-
-    history = work / "history"
-    conf = write_conf(work / "history.yaml", raw, history)
-    if not history.exists():
-        shutil.copytree(work / "day1-0", history)
-        started = time.monotonic()
-        backfill = run(
-            ["nightly", "--from", days[1].isoformat(), "--to", days[-2].isoformat()],
-            conf,
-            work / "backfill.log",
-        )
-        per_date = [
-            seconds(m.group(1)) for line in backfill["stderr"] if (m := PROGRESS.search(line))
-        ]
-        print(
-            f"backfill of {len(days) - 2} dates: {time.monotonic() - started:.0f} s, "
-            f"driver peak {backfill['peak']:.0f} MiB",
-            flush=True,
-        )
-        if per_date:
-            ten = min(10, len(per_date) // 2) or 1
-            print(
-                f"  per date: first {per_date[0]:.1f} s, median "
-                f"{statistics.median(per_date):.1f} s, last {per_date[-1]:.1f} s; "
-                f"last {ten} over first {ten}: "
-                f"{statistics.mean(per_date[-ten:]) / statistics.mean(per_date[:ten]):.2f}"
-            )
-
-    last = []
-    for r in range(args.repeat):
         warehouse = work / f"last-{r}"
         shutil.rmtree(warehouse, ignore_errors=True)
         shutil.copytree(history, warehouse)
