@@ -37,7 +37,7 @@ from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.paths import CapturePath, parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, REJECTED
 
-SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fleet_v1"
 SEED_LINES = 40  # small seeds keep one example to a few milliseconds
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fleet_v1"
 CLUSTER = "lab"
 DAY = dt.date(2026, 11, 20)
 CAPTURES = f"{CLUSTER}/captures"

@@ -123,3 +123,15 @@ def test_section_must_be_a_mapping(tmp_path):
 def test_invalid_yaml(tmp_path):
     with pytest.raises(ConfigError, match=r"job\.yaml: not valid YAML"):
         load_config(write(tmp_path, "a: [1,\n"))
+
+
+def test_attention_limits_take_whole_numbers_and_refuse_an_even_skew(tmp_path):
+    """YAML reads `3` as an int; a float key takes it. A lag skew of 1.0 is an even group:
+    as a limit it would flag every group with lag."""
+    config = load_config(write(tmp_path, "metrics:\n  attention_lag_skew: 3\n"))
+    assert config.metrics.attention_lag_skew == 3.0
+    assert isinstance(config.metrics.attention_lag_skew, float)
+    with pytest.raises(ConfigError, match=r"metrics.attention_lag_skew: expected a number above"):
+        load_config(write(tmp_path, "metrics:\n  attention_lag_skew: 1.0\n"))
+    with pytest.raises(ConfigError, match=r"attention_lag_skew: expected float, found bool"):
+        load_config(write(tmp_path, "metrics:\n  attention_lag_skew: true\n"))

@@ -35,7 +35,7 @@ from fleet_rebalance.storage import read_table
 from fleet_rebalance.storage.warehouse import Warehouse
 
 PROJECT = Path(__file__).resolve().parent.parent
-SAMPLE = PROJECT / "data" / "sample"
+SAMPLE = PROJECT / "tests" / "data" / "fleet_v1"
 PATTERN = r"^(?P<cluster>[^/]+)/"
 DAY = dt.date(2026, 11, 20)
 CAPTURES = "prod-east/captures"

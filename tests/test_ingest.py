@@ -30,7 +30,7 @@ AT = dt.datetime(2026, 11, 20, 6, 0)
 def sample(spark, tmp_path_factory):
     """data/sample ingested once for 2026-11-20."""
     config = Config(
-        raw_root=str(PROJECT / "data" / "sample"),
+        raw_root=str(PROJECT / "tests" / "data" / "fleet_v1"),
         warehouse=str(tmp_path_factory.mktemp("sample-warehouse")),
     )
     counts = ingest.run(spark, config, DAY)

@@ -264,6 +264,7 @@ def test_gold_frames_cover_every_documented_column(spark):
         "recommendations",
         "rebalance_timeline",
         "rebalance_causes",
+        "group_health",
     }
     for schema in gold.TABLES.values():
         assert schema.fieldNames()[:3] == ["cluster", "group_id", "date"]

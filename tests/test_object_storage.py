@@ -1,6 +1,6 @@
-"""The nightly where the data lives: raw captures and tables on S3 (moto's server, a
-real S3 API on 127.0.0.1), and local paths whose names need care. Each run must give
-exactly the tables of the plain local run (clean_nightly)."""
+"""The nightly on local paths whose names need care: it must give exactly the tables of
+the plain local run (clean_nightly). The nightly with captures and tables on S3 (moto's
+server) is test_cluster.py's, on a standalone cluster, against the same reference."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cluster_support import assert_same_tables, storage_options, upload_sample
+from cluster_support import assert_same_tables
 
-from fleet_rebalance.config import Config, StorageConfig
+from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
 
 pytestmark = pytest.mark.spark
@@ -44,20 +44,3 @@ def test_a_table_path_delta_rs_would_misread_is_refused_before_anything_is_writt
     assert not (tmp_path / "whA").exists()
     assert not any((tmp_path / "wh%41").glob("*/_delta_log"))
 
-
-def test_the_nightly_on_s3_gives_the_local_tables(spark, s3, clean_nightly):
-    upload_sample(s3, "fleet", "raw")
-    config = Config(
-        raw_root="s3://fleet/raw",
-        warehouse="s3://fleet/wh",
-        storage=StorageConfig(engine="delta-rs", options=s3.storage_options),
-    )
-    with storage_options(spark, s3.storage_options):
-        run_steps(spark, config, DAY)
-        lines = report(spark, config, DAY)
-    assert_same_tables(spark, "s3://fleet/wh", clean_nightly, s3.storage_options)
-    assert lines[-1] == "report: s3://fleet/wh/reports/2026-11-20.html"
-    keys = s3.list_keys("fleet", "wh/")
-    assert "wh/reports/2026-11-20.html" in keys
-    assert any(k.startswith("wh/offsets/_delta_log/") for k in keys)
-    assert not any("_fleet_staging" in k or "_fleet_aborted" in k for k in keys)

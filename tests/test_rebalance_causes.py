@@ -749,15 +749,9 @@ def test_rebalance_causes_on_the_sample(spark, clean_nightly):
     assert causes.count() == events.count() > 0
     assert causes.join(events, ["cluster", "group_id", "event_seq"], "left_anti").isEmpty()
     assert {r[0] for r in causes.select("cause").distinct().collect()} <= set(CAUSES)
-    # The generator's profiles: crash loops, autoscaling, partition expansion, regex topics.
+    # The generator's profiles show every cause (generate/fleet.py, PROFILES).
     found = {r[0] for r in causes.select("cause").distinct().collect()}
-    assert {
-        "session_timeout",
-        "scale_out",
-        "scale_in",
-        "partitions_added",
-        "subscription_changed",
-    } <= found
+    assert found == set(CAUSES)
     assert causes.where(F.col("evidence").isNull() | (F.col("evidence") == "")).isEmpty()
     matched = causes.where(F.col("generation").isNotNull())
     timeline = table("rebalance_timeline").select(

@@ -105,7 +105,7 @@ def test_the_parsers_own_rows_and_quarantine_of_a_corrupted_sample_capture():
     fraud-archiver-3's first member (the first row of its block) changed to a letter
     Then the parser quarantines that line and keeps billing-enricher-4's rows above it.
     Expected: {FILE: {fraud-archiver-3}}."""
-    text = (PROJECT / "data" / "sample" / FILE).read_text()
+    text = (PROJECT / "tests" / "data" / "fleet_v1" / FILE).read_text()
     lines = text.split("\n")
     number = next(
         n for n, line in enumerate(lines, start=1) if line.startswith("fraud-archiver-3 ")

@@ -27,7 +27,7 @@ DAY = dt.date(2026, 11, 20)
 @pytest.fixture(scope="module")
 def replayed(spark, tmp_path_factory):
     config = Config(
-        raw_root=str(PROJECT / "data" / "sample"),
+        raw_root=str(PROJECT / "tests" / "data" / "fleet_v1"),
         warehouse=str(tmp_path_factory.mktemp("replay-warehouse")),
     )
     ingest.run(spark, config, None)  # every date: 2026-11-19 gives the baseline
@@ -144,7 +144,7 @@ def test_oracle_pandas_function_equals_spark(spark, replayed):
 # fraud-archiver-3's block in the 01:00 capture corrupted (#PARTITIONS -> a letter), so
 # the ingest quarantines it and marks the file `incomplete`. fraud-archiver-3 changes
 # members at 01:00 and not at 01:20; fraud-enricher-1 changes at 01:00 too.
-LAB = PROJECT / "data" / "sample" / "lab" / "captures"
+LAB = PROJECT / "tests" / "data" / "fleet_v1" / "lab" / "captures"
 LAB_CAPTURES = [
     "2026-11-19T2340Z",
     *(f"2026-11-20T{h:02d}{m:02d}Z" for h in range(3) for m in (0, 20, 40)),

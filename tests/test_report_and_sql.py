@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 
 from fleet_rebalance.filesystems import location
 from fleet_rebalance.pipeline.sql import print_result
+from fleet_rebalance.report import svg
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.html import render, write_report
 from fleet_rebalance.report.summary import summary_lines
@@ -23,8 +25,11 @@ DAY = dt.date(2026, 11, 20)
 def facts(**overrides) -> DayFacts:
     base = dict(
         run_date=DAY,
-        groups=2,
+        groups=5,
         rebalances=3,
+        initial_events=5,
+        generations_logged=9,
+        generations_matched=3,
         replay_errors=0,
         quarantined=1,
         per_assignor=pd.DataFrame(
@@ -66,15 +71,41 @@ def facts(**overrides) -> DayFacts:
                 "recommended_mean_lag_skew": [None, 1.5],
             }
         ),
-        recommendations=pd.DataFrame(
+        attention=pd.DataFrame(
             {
-                "change_kind": ["keep", "assignor", "protocol_migration"],
-                "recommended_assignor": ["cooperative-sticky", "sticky", "uniform"],
-                "groups": [3, 1, 1],
-                "paused_partitions_saved": [0, 6, 3],
+                "cluster": ["c", "prod-west"],
+                "group_id": ["<g&1>", "search-processor-2-with-a-very-long-name-of-its-own"],
+                "severity": [3, 1],
+                "attention": [
+                    ["Burrow ERR at the last capture: 2 of 6 partitions not OK"],
+                    ["7 rebalances (7 deploy_restart), 0:01:10 of paused partition-time"],
+                ],
+                "last_status": ["ERR", "OK"],
+                "worst_status": ["STOP", "OK"],
+                "rebalances": [0, 7],
+                "paused_partition_seconds": [None, 70.0],
+                "mean_lag_skew": [None, 1.2],
+                "max_count_spread": [0, 1],
             }
         ),
-        status_counts=pd.DataFrame({"group_status": ["OK", "WARN"], "count": [1, 1]}),
+        attention_total=3,
+        changes=pd.DataFrame(
+            {
+                "cluster": ["prod-west", "c"],
+                "group_id": ["search-processor-2-with-a-very-long-name-of-its-own", "<g&1>"],
+                "change_kind": ["static_membership", "assignor"],
+                "protocol": ["classic", "classic"],
+                "declared_assignor": ["cooperative-sticky", "range"],
+                "recommended_assignor": ["cooperative-sticky", "sticky"],
+                "prerequisites": ["group.instance.id per consumer", "roll every consumer"],
+                "rebalances": [7, 3],
+                "rebalances_saved": [7, None],
+                "paused_partitions_saved": [42, 6],
+                "paused_partition_seconds_saved": [70.0, float("nan")],
+                "change_reason": ["restarts came back within 300 s", "sticky pauses fewer"],
+            }
+        ),
+        changes_by_kind={"static_membership": 1, "assignor": 1, "keep": 3},
         worst_lag=pd.DataFrame(
             {
                 "cluster": ["c"],
@@ -103,23 +134,47 @@ def facts(**overrides) -> DayFacts:
     return DayFacts(**{**base, **overrides})
 
 
-def test_summary_names_the_top_groups_and_counts():
-    lines = summary_lines(facts())
-    assert lines[0] == (
-        "fleet_rebalance 2026-11-20: 2 groups analysed, 3 rebalances, 0 replay errors, "
-        "1 quarantined lines"
-    )
-    assert "  c/<g&1>: 12 observed; range 10 -> 4 under sticky (assignor)" in lines
-    # What runs is better than the best other choice: keep, with no worse number shown.
-    assert "  prod-west/search-processor-2: 11 observed; keep cooperative-sticky" in lines
-    # Unknown skew is shown as such, never as NaN.
-    assert "  c/<g&1>: 2.00 observed; range n/a -> n/a under sticky (assignor)" in lines
-    assert "  c/h: 1.50 observed; static membership: 20 fewer paused partitions" in lines
-    assert lines[-2] == (
-        "recommendations: sticky 1 (assignor: 6 fewer paused partitions), uniform 1"
-        " (protocol_migration: 3 fewer paused partitions), keep 3"
-    )
-    assert lines[-1] == "consumer status (Burrow, per group): OK 1, WARN 1"
+def test_summary_names_the_groups_that_need_attention_and_the_changes_to_make():
+    assert summary_lines(facts()) == [
+        "fleet_rebalance 2026-11-20: 5 groups analysed, 3 rebalances (+5 initial joins), "
+        "9 generations in the coordinator logs (3 matched to those rebalances); "
+        "0 replay errors, 1 quarantined lines",
+        "Groups that need attention: 3 of 5:",
+        "  c/<g&1>: Burrow ERR at the last capture: 2 of 6 partitions not OK",
+        "  prod-west/search-processor-2-with-a-very-long-name-of-its-own: 7 rebalances "
+        "(7 deploy_restart), 0:01:10 of paused partition-time",
+        "  ... and 1 more (SELECT ... FROM group_health)",
+        "Changes to make: 2 groups (assignor 1, static_membership 1, keep 3):",
+        "  prod-west/search-processor-2-with-a-very-long-name-of-its-own: static membership "
+        "(group.instance.id); saves 7 of 7 rebalances, 42 fewer paused partitions, "
+        "0:01:10 less paused partition-time",
+        "    why: restarts came back within 300 s",
+        "    prerequisites: group.instance.id per consumer",
+        # An unknown saving is left out, never printed as NaN.
+        "  c/<g&1>: range -> sticky; saves 6 fewer paused partitions",
+        "    why: sticky pauses fewer",
+        "    prerequisites: roll every consumer",
+    ]
+
+
+def test_the_report_opens_with_the_summarys_words(tmp_path):
+    """The first two sections are the summary's rows as tables, in the same words."""
+    f = facts()
+    html = render(f)
+    attention = html.index("<h2>Groups that need attention: 3 of 5</h2>")
+    changes = html.index("<h2>Changes to make: 2 groups (assignor 1, static_membership 1")
+    charts = html.index("<svg")
+    assert html.index("<p class='headline'>") < attention < changes < charts
+    for line in summary_lines(f)[2:4]:
+        group, why = line.strip().split(": ", 1)
+        assert f">{safe_text(group)}</span></td><td>" in html
+        assert f"<td>{safe_text(why)}</td>" in html
+    assert "<td>ERR (worst of the day STOP)</td>" in html
+    assert "<td>7 of 7 rebalances, 42 fewer paused partitions, 0:01:10 less" in html
+    # A long id is cut by CSS with an ellipsis and whole in its tooltip.
+    long_id = "prod-west/search-processor-2-with-a-very-long-name-of-its-own"
+    assert f"<span class='id' title='{long_id}'>{long_id}</span>" in html
+    assert "text-overflow:ellipsis" in html
 
 
 def test_report_is_one_self_contained_escaped_page(tmp_path):
@@ -128,29 +183,83 @@ def test_report_is_one_self_contained_escaped_page(tmp_path):
     html = Path(path).read_text(encoding="utf-8")
     assert html.count("<svg") == 7  # 2 per assignor, 2 lag, 2 skew, 1 timeline
     assert "<g&1>" not in html and "c/&lt;g&amp;1&gt;" in html
-    assert "generation 2 at 06:30:00: member left, 2500 ms" in html
+    assert "generation 2 at 06:30:00: member left, 2,500 ms" in html
     assert "<script" not in html and "src=" not in html and "href=" not in html
 
 
 def test_report_of_a_quiet_day_still_renders():
+    base = facts()
     empty = facts(
-        top_paused=facts().top_paused.iloc[0:0],
-        top_lag_skew=facts().top_lag_skew.iloc[0:0],
-        recommendations=facts().recommendations.iloc[0:0],
-        worst_lag=facts().worst_lag.iloc[0:0],
-        timeline=facts().timeline.iloc[0:0],
+        top_paused=base.top_paused.iloc[0:0],
+        top_lag_skew=base.top_lag_skew.iloc[0:0],
+        worst_lag=base.worst_lag.iloc[0:0],
+        timeline=base.timeline.iloc[0:0],
+        attention=base.attention.iloc[0:0],
+        attention_total=0,
+        changes=base.changes.iloc[0:0],
+        changes_by_kind={},
     )
     html = render(empty)
     assert "No coordinator log lines for this date." in html
-    assert "recommendations: none (no rebalances)" in html
+    assert "<p>No group needs attention today.</p>" in html
+    assert "Changes to make: 0 groups (no recommendations)" in html
 
 
 def test_report_shows_unknown_numbers_as_such():
-    recs = facts().recommendations.assign(paused_partitions_saved=[0, float("nan"), 3])
-    top = facts().top_lag_skew.assign(observed_lag_skew=[float("nan"), 1.5])
-    html = render(facts(recommendations=recs, top_lag_skew=top))
-    assert "<td>n/a</td>" in html and "NaN" not in html
-    assert "  c/&lt;g&amp;1&gt;: n/a observed; range n/a -&gt; n/a under sticky (assignor)" in html
+    """Every optional number missing: n/a or the clause left out, never NaN or None."""
+    base = facts()
+    nan = float("nan")
+    html = render(
+        facts(
+            per_assignor=base.per_assignor.assign(stickiness=nan, paused_partitions=None),
+            top_lag_skew=base.top_lag_skew.assign(
+                observed_lag_skew=nan, recommended_mean_lag_skew=None
+            ),
+            worst_lag=base.worst_lag.assign(lag_p50=nan, lag_p90=nan, lag_p99=nan, lag_max=None),
+            changes=base.changes.assign(
+                rebalances_saved=None,
+                paused_partitions_saved=nan,
+                paused_partition_seconds_saved=None,
+                prerequisites=None,
+            ),
+            attention=base.attention.assign(last_status=None, worst_status=None),
+        )
+    )
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert not re.search(r"\b(NaN|nan|None|null)\b", text), re.findall(r".{40}\bnan\b.{40}", text)
+    assert "n/a" in text
+    assert "nothing in pauses; better balance or lag skew (see why)" in text
+
+
+def test_every_chart_has_a_legend_and_fits_its_labels():
+    html = render(facts())
+    charts = re.findall(r"<svg.*?</svg>", html, flags=re.S)
+    assert len(charts) == 7
+    assert all('<g class="legend">' in chart for chart in charts)
+    # The lag bands say what each shade is and write p90 too, counts without decimals.
+    assert "p50 to p90" in html and "p90 to p99" in html
+    assert "p50 0 · p90 10 · p99 90 · max 100" in html
+    # Time lag in h:mm:ss, stickiness in percent, paused partitions as whole numbers.
+    assert ">0:00:00</text>" in html and ">50.0 %</text>" in html and ">12</text>" in html
+    assert ">12.00</text>" not in html
+
+
+def test_long_labels_are_ellipsized_with_the_whole_id_in_a_tooltip():
+    long_id = "a-group-id-far-too-long-for-the-label-column-of-the-chart"
+    html = svg.bars("t", [long_id], {"s": [1.0]})
+    assert f"<title>{long_id}</title>{long_id[:32]}…</text>" in html
+
+
+def test_the_timeline_axis_spans_the_days_rebalances_only():
+    at = dt.datetime(2026, 11, 20, 6, 30)
+    lanes = {
+        "c/g": [(at, "classic", "a"), (at + dt.timedelta(hours=3, minutes=5), "consumer", "b")]
+    }
+    html = svg.timeline("Rebalances", lanes)
+    ticks = re.findall(r'font-size="10">(\d\d:\d\d)</text>', html)
+    assert ticks == ["06:00", "07:00", "08:00", "09:00", "10:00"]
+    assert "2026-11-20 06:00 to 10:00 UTC" in html
+    assert '<g class="legend">' in html
 
 
 BIDI_CONTROLS = [
@@ -170,12 +279,13 @@ def spoofing_facts() -> DayFacts:
     base = facts()
     top_paused = base.top_paused.assign(cluster="c\u2066", group_id=SPOOFED)
     return facts(
+        attention=base.attention.assign(cluster="c\u2066", group_id=SPOOFED),
         per_assignor=base.per_assignor.assign(assignor=["range", "sticky\u200f"]),
         top_paused=top_paused,
         top_lag_skew=base.top_lag_skew.assign(group_id="g\u200b1"),
         worst_lag=base.worst_lag.assign(group_id="g\x1b[31m", topic="t\u00a0x"),
         timeline=base.timeline.assign(group_id=SPOOFED, cause=["left\u202a", None]),
-        recommendations=base.recommendations.assign(recommended_assignor="sticky\u061c"),
+        changes=base.changes.assign(recommended_assignor="sticky\u061c", cluster="c\u2066"),
     )
 
 
@@ -202,16 +312,17 @@ def test_report_shows_bidi_and_invisible_characters_in_ids_escaped():
     hidden = [*BIDI_CONTROLS, "\u200b", "\x1b", "\u00a0"]
     assert [c for c in hidden if c in html] == []
     spelled = "grp-evil\\u202ekoorg"
-    # Bars and the timeline's lane label (SVG text), the summary (<pre>).
-    assert f'text-anchor="end">c\\u2066/{spelled}</text>' in html
-    assert f'text-anchor="end">c/{spelled}</text>' in html
-    assert f"  c\\u2066/{spelled}: 12 observed; range 10 -&gt; 4 under sticky" in html
-    assert 'text-anchor="end">sticky\\u200f</text>' in html
-    assert 'text-anchor="end">c/g\\u001b[31m t\\u00a0x</text>' in html
-    assert 'text-anchor="end">c/g\\u200b1</text>' in html
-    # The timeline's tooltip and the recommendations table.
-    assert "<title>generation 2 at 06:30:00: left\\u202a, 2500 ms</title>" in html
-    assert "<td>sticky\\u061c</td>" in html
+    # Bars and the timeline's lane label (SVG text, whole in its tooltip).
+    assert f'end"><title>c\\u2066/{spelled}</title>c\\u2066/{spelled}</text>' in html
+    assert f'end"><title>c/{spelled}</title>c/{spelled}</text>' in html
+    assert "<title>sticky\\u200f</title>sticky\\u200f</text>" in html
+    assert "<title>c/g\\u001b[31m t\\u00a0x</title>c/g\\u001b[31m t\\u00a0x</text>" in html
+    assert "<title>c/g\\u200b1</title>c/g\\u200b1</text>" in html
+    # The first sections' tables: the group cell and its tooltip, the change.
+    assert f"<span class='id' title='c\\u2066/{spelled}'>c\\u2066/{spelled}</span>" in html
+    assert "<td>range -&gt; sticky\\u061c</td>" in html
+    # The timeline's tooltip.
+    assert "<title>generation 2 at 06:30:00: left\\u202a, 2,500 ms</title>" in html
 
 
 @pytest.fixture

@@ -118,6 +118,12 @@ class MetricsConfig:
     # The static-membership what-if's session.timeout.ms, in seconds: a restarted member
     # back within it would not have rebalanced with group.instance.id set.
     static_session_timeout_s: int = 300
+    # group_health: a group needs attention at this many rebalances in a day (initial
+    # joins not counted), or at this mean lag skew (max member lag / mean member lag)
+    # when some partition lagged at least attention_min_lag messages.
+    attention_rebalances: int = 6
+    attention_lag_skew: float = 2.0
+    attention_min_lag: int = 1000
 
 
 @dataclass(frozen=True)
@@ -321,6 +327,8 @@ def _check(value: Any, hint: Any, path: Path, key: str) -> Any:
         if value is None and type(None) in typing.get_args(hint):
             return None
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)  # YAML reads `2` as an int
     # bool is an int in Python; YAML's `yes` must not pass as a count or vice versa.
     if not isinstance(value, hint) or (hint is not bool and isinstance(value, bool)):
         raise ConfigError(
@@ -386,6 +394,12 @@ def _count(value: int) -> str | None:
     return f"expected an int from 1 to {MAX_COUNT}, found {shown(value)}"
 
 
+def _skew_limit(value: float) -> str | None:
+    if 1.0 < value < 1e9:
+        return None
+    return f"expected a number above 1.0 (an even group's lag skew), found {shown(value)}"
+
+
 def _lag(value: int) -> str | None:
     if 0 <= value < 2**63:
         return None
@@ -439,6 +453,9 @@ CHECKS: dict[str, Check] = {
     "metrics.burrow_allowed_lag": _lag,
     "metrics.report_top": _count,
     "metrics.static_session_timeout_s": _count,
+    "metrics.attention_rebalances": _count,
+    "metrics.attention_lag_skew": _skew_limit,
+    "metrics.attention_min_lag": _lag,
 }
 
 

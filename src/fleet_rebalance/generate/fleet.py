@@ -26,6 +26,26 @@ from fleet_rebalance.generate.partitioner import partition_for
 from fleet_rebalance.replicas import assign_replicas_to_brokers
 
 VERSIONS = ("3.6", "3.9", "4.1")
+# A group's profile is PROFILES[its index % 9]; the sample's 7 groups per cluster take
+# the first seven. What each shows (causes as rebalance_causes names them):
+# - stable: nothing but its initial join;
+# - rolling_deploy: StatefulSet-style restarts (a new member id, the same client id),
+#   each a LeaveGroup then a JoinGroup: deploy_restart, the static-membership change;
+# - crash_loop: a Deployment's pod dies and is replaced (new pod name and host):
+#   session_timeout, then the replacement's scale_out; six crashes a day, heavy
+#   rebalancing. In the hour whose logs were never collected (write_fleet's gap) the
+#   captures alone cannot tell a replacement on a new host from a scale-in plus a
+#   scale-out: unknown;
+# - autoscale: under-provisioned, lags (Burrow WARN), scales out on lag and in when idle;
+# - partition_expansion: a topic grows: partitions_added for every group reading it;
+# - regex_new_topic: a pattern subscription picks up a new topic. The rejoin that starts
+#   the rebalance is logged as the 3.6 cluster's old clients (no KIP-800 reason) send
+#   it: leader_rejoin there, metadata_change on 3.9, subscription_changed on 4.1;
+# - poison_pill: a record that cannot be processed: the stuck consumer's poll timeout
+#   (poll_timeout), its rejoin 25 minutes later (scale_out), and the partition's offset
+#   never moving again (Burrow STALL, so the group is ERR);
+# - static_restart: static members restarting within the session timeout (no rebalance);
+# - idle: no members (Empty).
 PROFILES = (
     "stable",
     "rolling_deploy",
@@ -33,9 +53,9 @@ PROFILES = (
     "autoscale",
     "partition_expansion",
     "regex_new_topic",
+    "poison_pill",
     "static_restart",
     "idle",
-    "stable",
 )
 CLASSIC = (("range", 3), ("cooperative-sticky", 3), ("sticky", 1), ("roundrobin", 2))
 OFFSETS_TOPIC_PARTITIONS = 50
@@ -46,7 +66,7 @@ REGEX_PREFIX = "events-"
 @dataclass(frozen=True)
 class FleetSpec:
     clusters: int = 3
-    groups_per_cluster: int = 6
+    groups_per_cluster: int = 7
     topics_per_cluster: int = 5
     # How many topics each group reads, drawn uniformly from this tuple.
     topics_per_group: tuple[int, ...] = (1, 1, 2, 3)
@@ -107,6 +127,10 @@ class Group:
     committed: dict[TopicPartition, float] = field(default_factory=dict)
     rebalancing_until: dt.datetime | None = None
     next_client: int = 1
+    # Partitions whose committed offset no longer moves (a poison record).
+    stuck: set[TopicPartition] = field(default_factory=set)
+    # Client ids of consumers that left and will rejoin (poison_pill).
+    returning: list[str] = field(default_factory=list)
 
     @property
     def offsets_partition(self) -> int:
@@ -193,24 +217,35 @@ class Fleet:
         return f"{instance or client_id}-{uuid}"
 
     def _add_member(
-        self, cluster: Cluster, group: Group, static: bool = False, instance: str | None = None
+        self,
+        cluster: Cluster,
+        group: Group,
+        static: bool = False,
+        instance: str | None = None,
+        client_id: str | None = None,
     ) -> Member:
+        """A new member; `client_id` given: the same consumer restarted (a StatefulSet
+        pod keeps its name, so its client.id, and gets a new address)."""
         if static and instance is None:
             instance = f"{group.name}-{len(group.members)}"
-        client_id = (
-            f"consumer-{group.name}-{instance}"
-            if instance
-            else f"consumer-{group.name}-{group.next_client}"
-        )
-        group.next_client += 1
+        if client_id is None:
+            client_id = (
+                f"consumer-{group.name}-{instance}"
+                if instance
+                else f"consumer-{group.name}-{group.next_client}"
+            )
+            group.next_client += 1
         load = sum(cluster.rates[t] for t in group.topics if t in cluster.topics)
+        # Each member alone could nearly carry the group's load, as capacity is planned;
+        # an autoscaled group is run lean and lags until it scales out.
+        share = (0.35, 0.9) if group.profile == "autoscale" else (0.8, 1.6)
         member = Member(
             member_id=self._member_id(group, client_id, instance),
             instance_id=instance,
             host=f"/10.{VERSIONS.index(cluster.version)}.{self.rng.randint(0, 255)}."
             f"{self.rng.randint(1, 254)}",
             client_id=client_id,
-            capacity=load * self.rng.uniform(0.35, 0.9),
+            capacity=load * self.rng.uniform(*share),
         )
         group.members[member.member_id] = member
         return member
@@ -248,13 +283,30 @@ class Fleet:
                 )
         for group in cluster.groups:
             for member in group.members.values():
-                if not member.owned:
-                    continue
-                budget = member.capacity * seconds / len(member.owned)
-                for tp in member.owned:
-                    end = cluster.end_offsets[tp]
-                    done = group.committed.get(tp, end)
-                    group.committed[tp] = min(end, done + budget)
+                self._consume(cluster, group, member, seconds)
+
+    def _consume(self, cluster: Cluster, group: Group, member: Member, seconds: float) -> None:
+        """A member's fetches go where the data is: its capacity over the interval is
+        shared in proportion to each partition's backlog. What it has fetched but not yet
+        committed (a few seconds of a partition's traffic, varying capture to capture)
+        stays lag, so a caught-up group shows a small, uneven lag, as real ones do."""
+        live = [tp for tp in member.owned if tp not in group.stuck]
+        if not live:
+            return
+        ends = {tp: cluster.end_offsets[tp] for tp in live}
+        backlog = {tp: ends[tp] - group.committed.get(tp, ends[tp]) for tp in live}
+        total = sum(backlog.values())
+        budget = member.capacity * seconds
+        for tp in live:
+            done = group.committed.get(tp, ends[tp])
+            take = backlog[tp] if total <= budget else budget * backlog[tp] / total
+            in_flight = self._rate(cluster, tp) * self.rng.uniform(0.5, 8.0)
+            group.committed[tp] = max(done, min(ends[tp] - in_flight, done + take))
+
+    def _rate(self, cluster: Cluster, tp: TopicPartition) -> float:
+        """Messages per second into one partition."""
+        count = cluster.topics[tp.topic]
+        return cluster.rates[tp.topic] * self._share(tp.topic, count)[tp.partition]
 
     # -- rebalances ---------------------------------------------------------------------
     def _rebalance(self, cluster: Cluster, group: Group, at: dt.datetime, reason: str) -> None:
@@ -309,8 +361,7 @@ class Fleet:
         when = at - dt.timedelta(seconds=rng.randint(5, 500))
         if profile == "rolling_deploy" and step % 18 == 9 and group.members:
             for old in list(group.members):
-                group.members.pop(old)
-                self._add_member(cluster, group)
+                client_id = group.members.pop(old).client_id
                 self._rebalance(
                     cluster,
                     group,
@@ -318,8 +369,11 @@ class Fleet:
                     f"Removing member {old} on LeaveGroup; "
                     "client reason: the consumer is being closed",
                 )
-                when += dt.timedelta(seconds=40)
-        elif profile == "crash_loop" and 12 <= step % 24 <= 15 and group.members:
+                new = self._add_member(cluster, group, client_id=client_id)
+                when += dt.timedelta(seconds=rng.randint(15, 40))
+                self._rebalance(cluster, group, when, _join_reason(new.member_id))
+                when += dt.timedelta(seconds=30)
+        elif profile == "crash_loop" and 12 <= step % 24 <= 17 and group.members:
             victim = sorted(group.members)[-1]
             group.members.pop(victim)
             self._rebalance(
@@ -359,7 +413,27 @@ class Fleet:
             cluster.topic_ids[new] = self._topic_id()
             cluster.rates[new] = 40.0
             group.topics.append(new)
-            self._rebalance(cluster, group, when, "subscription has changed")
+            self._rebalance(cluster, group, when, _pattern_rejoin(cluster.version, group))
+        elif profile == "poison_pill" and step == 10 and group.members:
+            # The member holding the poison record blocks in processing past
+            # max.poll.interval.ms; its heartbeat thread leaves the group.
+            victim = sorted(group.members)[-1]
+            member = group.members.pop(victim)
+            if member.owned:
+                group.stuck.add(sorted(member.owned)[0])
+            group.returning.append(member.client_id)
+            self._rebalance(
+                cluster,
+                group,
+                when,
+                f"Removing member {victim} on LeaveGroup; "
+                "client reason: consumer poll timeout has expired.",
+            )
+        elif profile == "poison_pill" and step == 11 and group.returning:
+            # Processing gave up on the record 25 minutes later; the consumer rejoins
+            # with a new member id (a dynamic member's id is reset on leaving).
+            new = self._add_member(cluster, group, client_id=group.returning.pop())
+            self._rebalance(cluster, group, when, _join_reason(new.member_id))
         elif profile == "static_restart" and step % 9 == 4 and group.members:
             old = sorted(group.members)[0]
             instance = group.members.pop(old).instance_id
@@ -458,6 +532,30 @@ class Fleet:
         return topics
 
 
+def _join_reason(member_id: str) -> str:
+    """The coordinator's reason for a new dynamic member's join (KIP-394's second
+    JoinGroup, which carries the id the first one was given)."""
+    return (
+        f"Adding new member {member_id} with group instance id None; client reason: "
+        f"need to re-join with the given member-id: {member_id}"
+    )
+
+
+def _pattern_rejoin(version: str, group: Group) -> str:
+    """The rejoin a pattern subscription's new topic starts, as each cluster's clients
+    send it: 3.6's are pre-3.2 (no KIP-800 reason) and the leader notices first; 3.9's
+    too, but a follower's metadata update comes first; 4.1's name the change."""
+    member = min(group.members, default="-")
+    if version == "3.6":
+        return f"Leader {member} re-joining group during Stable; client reason: not provided"
+    if version == "3.9":
+        return f"Updating metadata for member {member} during Stable; client reason: not provided"
+    return (
+        f"Updating metadata for member {member} during Stable; client reason: subscription "
+        "has changed"
+    )
+
+
 def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
     """Write every capture and broker log of the simulated fleet under out."""
     fleet = Fleet(spec)
@@ -481,8 +579,13 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
             (folder / name).write_text(text, encoding="utf-8")
             written["files"] += 1
         written["captures"] += 1
-    for cluster in fleet.clusters:
+    # A log collection gap: the third cluster's coordinator logs of the fifth hour were
+    # never collected, so its rebalances then take their causes from the captures.
+    gap = (spec.start + dt.timedelta(hours=4)).strftime("%Y-%m-%d-%H")
+    for index, cluster in enumerate(fleet.clusters):
         for (broker, hour), lines in sorted(cluster.log_lines.items()):
+            if index == 2 and hour == gap:
+                continue
             folder = out / cluster.name / "logs" / f"broker-{broker}"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"server.log.{hour}").write_text(

@@ -3,7 +3,7 @@ their columns; these are the columns, every table partitioned by `date`."""
 
 from __future__ import annotations
 
-from pyspark.sql.types import ArrayType, DataType, DoubleType, StructType
+from pyspark.sql.types import ArrayType, DataType, DoubleType, MapType, StructType
 
 from fleet_rebalance.pipeline.bronze import INT, TS, D, L, S, nullable_schema
 
@@ -136,4 +136,32 @@ TABLES: dict[str, StructType] = {
         ("generation", INT),
         ("duration_ms", L),
     ),
+    "group_health": _schema(
+        ("protocol", S),
+        ("declared_assignor", S),
+        ("last_status", S),
+        ("worst_status", S),
+        ("partitions", INT),
+        ("non_ok_partitions", INT),
+        ("rebalances", INT),
+        ("rebalances_by_cause", MapType(S, INT)),
+        ("generations_logged", INT),
+        ("paused_partitions", L),
+        ("paused_partition_seconds", DBL),
+        ("max_count_spread", INT),
+        ("mean_lag_skew", DBL),
+        ("max_lag", L),
+        ("max_time_lag_seconds", DBL),
+        ("change_kind", S),
+        ("recommended_assignor", S),
+        ("prerequisites", S),
+        ("paused_partitions_saved", L),
+        ("rebalances_saved", INT),
+        ("paused_partition_seconds_saved", DBL),
+        ("change_reason", S),
+        ("severity", INT),
+        ("attention", ArrayType(S)),
+    ),
 }
+# Built from the others once they are written (metrics/group_health.py).
+DERIVED = ("group_health",)

@@ -15,25 +15,60 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
+from fleet_rebalance.metrics.recommendation_text import KEEP
 from fleet_rebalance.replay.engine import OBSERVED
 from fleet_rebalance.storage.warehouse import Warehouse
+
+# group_health's columns the first two sections show.
+ATTENTION_COLUMNS = (
+    "cluster",
+    "group_id",
+    "severity",
+    "attention",
+    "last_status",
+    "worst_status",
+    "rebalances",
+    "paused_partition_seconds",
+    "mean_lag_skew",
+    "max_count_spread",
+)
+CHANGE_COLUMNS = (
+    "cluster",
+    "group_id",
+    "change_kind",
+    "protocol",
+    "declared_assignor",
+    "recommended_assignor",
+    "prerequisites",
+    "rebalances",
+    "rebalances_saved",
+    "paused_partitions_saved",
+    "paused_partition_seconds_saved",
+    "change_reason",
+)
 
 
 @dataclass
 class DayFacts:
     run_date: dt.date
     groups: int
-    rebalances: int
+    rebalances: int  # non-initial rebalance events (rebalance_causes rows)
+    initial_events: int  # the replay's baseline events, one per group and first capture
+    generations_logged: int  # rebalance_timeline rows: what the coordinator logs saw
+    generations_matched: int  # of those, the ones a rebalance event was matched to
     replay_errors: int
     quarantined: int
+    # group_health: the groups that need attention (most severe first, then most paused
+    # partition-time), the changes to make (largest saving first), and the totals.
+    attention: pd.DataFrame  # ATTENTION_COLUMNS, at most report_top rows
+    attention_total: int
+    changes: pd.DataFrame  # CHANGE_COLUMNS, at most report_top rows
+    changes_by_kind: dict[str, int]  # change_kind (keep included) -> groups
     per_assignor: pd.DataFrame  # assignor, stickiness, paused_partitions, events
     # cluster, group_id, observed paused and skew, then the recommendation's change_kind,
     # compared_with, recommended_assignor, declared_ and recommended_ paused and skew
     top_paused: pd.DataFrame
     top_lag_skew: pd.DataFrame  # the same columns
-    # change_kind, recommended_assignor, groups, paused_partitions_saved
-    recommendations: pd.DataFrame
-    status_counts: pd.DataFrame  # group_status, groups
     worst_lag: pd.DataFrame  # cluster, group_id, topic, lag bands, time lag
     # cluster, group_id, generation, started_at, duration_ms, cause: the busiest groups
     timeline: pd.DataFrame
@@ -50,6 +85,10 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     sticky = table("stickiness", "date")
     skewed = table("skew", "date")
     recs = table("recommendations", "date")
+    health = table("group_health", "date")
+    events = table("rebalance_events", "event_date")
+    needing = health.where(F.col("severity") > 0)
+    changing = health.where(F.col("change_kind").isNotNull() & (F.col("change_kind") != KEEP))
     captured = (
         table("group_states", "capture_date")
         .select("cluster", "group_id")
@@ -99,30 +138,48 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     return DayFacts(
         run_date=run_date,
         groups=captured,
-        rebalances=table("rebalance_events", "event_date").count(),
+        rebalances=events.where(F.col("trigger") != "initial").count(),
+        initial_events=events.where(F.col("trigger") == "initial").count(),
+        generations_logged=table("rebalance_timeline", "date").count(),
+        generations_matched=table("rebalance_causes", "date")
+        .where(F.col("generation").isNotNull())
+        .count(),
         replay_errors=table("replay_errors", "event_date").count(),
         quarantined=table("quarantine", "capture_date").count(),
         per_assignor=per_assignor,
+        attention=needing.orderBy(
+            F.col("severity").desc(),
+            F.col("paused_partition_seconds").desc_nulls_last(),
+            F.col("rebalances").desc(),
+            "cluster",
+            "group_id",
+        )
+        .select(*ATTENTION_COLUMNS)
+        .limit(top)
+        .toPandas(),
+        attention_total=needing.count(),
+        changes=changing.orderBy(
+            F.col("paused_partition_seconds_saved").desc_nulls_last(),
+            F.col("paused_partitions_saved").desc_nulls_last(),
+            "cluster",
+            "group_id",
+        )
+        .select(*CHANGE_COLUMNS)
+        .limit(top)
+        .toPandas(),
+        changes_by_kind={
+            r["change_kind"]: r["count"]
+            for r in health.where(F.col("change_kind").isNotNull())
+            .groupBy("change_kind")
+            .count()
+            .collect()
+        },
         top_paused=observed.orderBy(F.col("observed_paused").desc(), "group_id")
         .limit(top)
         .toPandas(),
         top_lag_skew=observed.where(F.col("observed_lag_skew").isNotNull())
         .orderBy(F.col("observed_lag_skew").desc(), "group_id")
         .limit(top)
-        .toPandas(),
-        recommendations=recs.groupBy("change_kind", "recommended_assignor")
-        .agg(
-            F.count(F.lit(1)).alias("groups"),
-            F.sum("paused_partitions_saved").alias("paused_partitions_saved"),
-        )
-        .orderBy(F.col("groups").desc(), "change_kind", "recommended_assignor")
-        .toPandas(),
-        status_counts=table("consumer_status", "date")
-        .select("cluster", "group_id", "group_status")
-        .distinct()
-        .groupBy("group_status")
-        .count()
-        .orderBy("group_status")
         .toPandas(),
         worst_lag=lag.toPandas(),
         timeline=busiest_timelines(table("rebalance_timeline", "date"), top)

@@ -1,0 +1,104 @@
+"""`group_health`: one row per group and date, read by the summary and the report.
+
+It is built from the date's other gold tables once they are written (small, one row per
+group or per partition), so nothing upstream is computed twice. Every group any of them
+knows gets a row: a group with offsets but no rebalance has a Burrow status and no
+replay numbers; an idle group with a rebalance and no offsets the reverse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+import pyspark.sql.functions as F
+from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
+
+from fleet_rebalance.metrics.attention import Limits, attention
+from fleet_rebalance.replay.engine import OBSERVED
+
+KEYS = ["cluster", "group_id", "date"]
+FROM_RECOMMENDATIONS = (
+    "protocol",
+    "declared_assignor",
+    "change_kind",
+    "recommended_assignor",
+    "prerequisites",
+    "paused_partitions_saved",
+    "rebalances_saved",
+    "paused_partition_seconds_saved",
+)
+
+
+def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructType) -> DataFrame:
+    """`tables`: the date's stickiness, skew, consumer_status, rebalance_causes,
+    rebalance_timeline, lag_distribution and recommendations."""
+    observed = (
+        tables["stickiness"]
+        .where(F.col("assignor") == OBSERVED)
+        .select(*KEYS, "paused_partitions", "paused_partition_seconds")
+    )
+    skewed = (
+        tables["skew"]
+        .where(F.col("assignor") == OBSERVED)
+        .select(*KEYS, "max_count_spread", "mean_lag_skew")
+    )
+    status = (
+        tables["consumer_status"]
+        .groupBy(*KEYS)
+        .agg(
+            # One value per group, repeated on each of its partitions' rows.
+            F.max("group_status").alias("last_status"),
+            F.max("group_worst_status").alias("worst_status"),
+            F.count(F.lit(1)).cast("int").alias("partitions"),
+            F.sum((F.col("status") != "OK").cast("int")).cast("int").alias("non_ok_partitions"),
+        )
+    )
+    per_cause = tables["rebalance_causes"].groupBy(*KEYS, "cause").agg(F.count(F.lit(1)).alias("n"))
+    causes = per_cause.groupBy(*KEYS).agg(
+        F.sum("n").cast("int").alias("rebalances"),
+        F.map_from_entries(
+            F.array_sort(F.collect_list(F.struct("cause", F.col("n").cast("int"))))
+        ).alias("rebalances_by_cause"),
+    )
+    generations = (
+        tables["rebalance_timeline"]
+        .groupBy(*KEYS)
+        .agg(F.count(F.lit(1)).cast("int").alias("generations_logged"))
+    )
+    lag = (
+        tables["lag_distribution"]
+        .groupBy(*KEYS)
+        .agg(
+            F.max("lag_max").alias("max_lag"),
+            F.max("time_lag_max_seconds").alias("max_time_lag_seconds"),
+        )
+    )
+    recs = tables["recommendations"].select(
+        *KEYS, *FROM_RECOMMENDATIONS, F.col("reason").alias("change_reason")
+    )
+    parts = [observed, skewed, status, causes, generations, lag, recs]
+    groups = parts[0].select(*KEYS)
+    for part in parts[1:]:
+        groups = groups.unionByName(part.select(*KEYS))
+    joined = groups.distinct()
+    for part in parts:
+        joined = joined.join(part, KEYS, "left")
+    joined = joined.withColumn("rebalances", F.coalesce("rebalances", F.lit(0))).withColumn(
+        "generations_logged", F.coalesce("generations_logged", F.lit(0))
+    )
+    rated = ("severity", "attention")
+    columns = [f.name for f in schema.fields]
+    prepared = joined.select(
+        *[F.col(f.name).cast(f.dataType) for f in schema.fields if f.name not in rated]
+    )
+
+    def rate(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in batches:
+            rated = [attention(row, limits) for row in frame.to_dict("records")]
+            frame["severity"] = [severity for severity, _ in rated]
+            frame["attention"] = [reasons for _, reasons in rated]
+            yield frame[columns]
+
+    return prepared.mapInPandas(rate, schema)
