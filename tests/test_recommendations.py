@@ -241,7 +241,7 @@ def test_the_texts_say_the_change_its_saving_and_what_it_takes(result):
     _, rows = result
     eager = rows["eager"]
     assert eager["reason"] == (
-        "cooperative-sticky instead of range: pauses 12 fewer partitions over 3 rebalances"
+        "cooperative-sticky instead of range: pauses 12 fewer partitions over 3 replayed events"
         " (-80 %), mean lag skew 3.50 vs 3.90; needs the two-bounce rolling upgrade (first"
         " beside the eager assignor, then alone)"
     )
@@ -253,7 +253,7 @@ def test_the_texts_say_the_change_its_saving_and_what_it_takes(result):
     coop = rows["coop"]
     assert coop["reason"] == (
         "migrate to the consumer protocol (KIP-848) with uniform instead of"
-        " cooperative-sticky: pauses 3 fewer partitions over 3 rebalances (-50 %), mean lag"
+        " cooperative-sticky: pauses 3 fewer partitions over 3 replayed events (-50 %), mean lag"
         " skew 2.00 vs 2.50; no classic assignor does better than cooperative-sticky"
     )
     assert coop["prerequisites"].startswith(
@@ -265,13 +265,13 @@ def test_the_texts_say_the_change_its_saving_and_what_it_takes(result):
     assert rows["kip848"]["reason"] == (
         "keep uniform: the group runs the consumer protocol (KIP-848), whose assignor is"
         " server-side (classic client assignors do not apply), and no replayed server-side"
-        " assignor does better over 3 rebalances than its 5 paused partitions (max count"
+        " assignor does better over 3 replayed events than its 5 paused partitions (max count"
         " spread 1, mean lag skew 2.00)"
     )
     worse = rows["worse"]
     assert worse["reason"] == (
         "keep cooperative-sticky: no classic assignor, nor uniform under the consumer"
-        " protocol, does better over 3 rebalances than its 12 paused partitions (max count"
+        " protocol, does better over 3 replayed events than its 12 paused partitions (max count"
         " spread 0, mean lag skew 2.93)"
     )
     assert worse["prerequisites"] is None
@@ -308,7 +308,7 @@ def test_uniform_must_beat_the_best_classic_choice_not_just_what_runs(result):
     r = result[1]["close"]
     assert (r["change_kind"], r["recommended_assignor"]) == ("assignor", "cooperative-sticky")
     assert r["reason"].startswith(
-        "cooperative-sticky instead of range: pauses 12 fewer partitions over 3 rebalances"
+        "cooperative-sticky instead of range: pauses 12 fewer partitions over 3 replayed events"
         " (-80 %); needs the two-bounce"
     )  # 2.86 vs 2.86 is no clause
 
@@ -326,7 +326,7 @@ def test_a_consumer_group_on_server_side_range_is_compared_as_observed(result):
     )
     assert (r["declared_paused_partitions"], r["paused_partitions_saved"]) == (20, 8)
     assert r["reason"] == (
-        "uniform instead of range (as observed): pauses 8 fewer partitions over 3 rebalances"
+        "uniform instead of range (as observed): pauses 8 fewer partitions over 3 replayed events"
         " (-40 %)"
     )
     assert r["prerequisites"].startswith("roll every consumer with group.remote.assignor=uniform")
@@ -337,11 +337,11 @@ def test_unknown_skew_is_never_printed_as_a_number(result):
     half, none = result[1]["half"], result[1]["none"]
     assert half["declared_mean_lag_skew"] is None and half["mean_lag_skew_delta"] is None
     assert half["reason"].endswith(
-        "pauses 12 fewer partitions over 3 rebalances (-80 %), mean lag skew 1.50 vs n/a;"
+        "pauses 12 fewer partitions over 3 replayed events (-80 %), mean lag skew 1.50 vs n/a;"
         " needs the two-bounce rolling upgrade (first beside the eager assignor, then alone)"
     )
     assert none["reason"] == (
-        "keep cooperative-sticky: no classic assignor does better over 3 rebalances than its"
+        "keep cooperative-sticky: no classic assignor does better over 3 replayed events than its"
         " 3 paused partitions (max count spread 1)"
     )
     for text in (half["reason"], none["reason"]):
@@ -408,7 +408,7 @@ def test_the_declared_assignor_is_kept_on_a_tie_and_observed_stands_in_when_not_
     assert plugin["paused_partitions_delta"] == -3 and plugin["max_count_spread_delta"] == -2
     assert plugin["reason"] == (
         "sticky instead of com.acme:Mine (as observed): pauses 3 fewer partitions over 3"
-        " rebalances (-33 %), max count spread 1 vs 3, mean lag skew 1.10 vs 2.00"
+        " replayed events (-33 %), max count spread 1 vs 3, mean lag skew 1.10 vs 2.00"
     )
 
 
@@ -466,7 +466,7 @@ def test_recommendation_prefers_balance_then_fewer_pauses_then_lag_skew(spark):
     assert r["mean_lag_skew_delta"] == pytest.approx(-0.3)
     assert r["stickiness_delta"] == pytest.approx(0.4)
     assert r["reason"] == (
-        "sticky instead of range: pauses as many partitions (10) over 3 rebalances, mean lag"
+        "sticky instead of range: pauses as many partitions (10) over 3 replayed events, mean lag"
         " skew 1.20 vs 1.50"
     )
     assert r["prerequisites"].startswith(

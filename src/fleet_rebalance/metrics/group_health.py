@@ -96,9 +96,9 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
 
     def rate(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for frame in batches:
-            rated = [attention(row, limits) for row in frame.to_dict("records")]
-            frame["severity"] = [severity for severity, _ in rated]
-            frame["attention"] = [reasons for _, reasons in rated]
+            verdicts = [attention(row, limits) for row in frame.to_dict("records")]
+            frame["severity"] = [severity for severity, _ in verdicts]
+            frame["attention"] = [reasons for _, reasons in verdicts]
             yield frame[columns]
 
     return prepared.mapInPandas(rate, schema)

@@ -39,14 +39,15 @@ def _plural(count: Column, word: str) -> Column:
 
 
 def saving_text(base: Column, new: Column, events: Column) -> Column:
-    """`pauses 120 fewer partitions over 23 rebalances (-38 %)`, or as many, or more."""
+    """`pauses 120 fewer partitions over 23 replayed events (-38 %)`, or as many, or more.
+    Events, not rebalances: the replay counts each group's initial assignment too."""
     change = base - new
     percent = F.round(F.abs(change) * 100 / base).cast("long")
     share = F.when(
         base > 0,
         F.concat(F.lit(" ("), F.when(change > 0, "-").otherwise("+"), _text(percent), F.lit(" %)")),
     ).otherwise(F.lit(""))
-    over = F.concat(F.lit(" over "), _plural(events, "rebalance"))
+    over = F.concat(F.lit(" over "), _plural(events, "replayed event"))
     return (
         F.when(base.isNull() | new.isNull(), F.concat(F.lit("paused partitions unknown"), over))
         .when(
@@ -147,7 +148,7 @@ def reason() -> Column:
     )
     over = F.concat(
         F.lit(" over "),
-        _plural(F.col("b_events"), "rebalance"),
+        _plural(F.col("b_events"), "replayed event"),
         F.lit(" than its "),
         _standing("b"),
     )

@@ -31,7 +31,7 @@ def stickiness(replay_metrics: DataFrame) -> DataFrame:
         F.sum("orphaned").cast("long").alias("orphaned"),
         F.sum("fresh").cast("long").alias("fresh"),
         F.when(kept + reassigned > 0, kept / (kept + reassigned)).alias("stickiness"),
-        F.avg("stickiness").alias("mean_stickiness"),
+        ordered_mean(F.col("stickiness")).alias("mean_stickiness"),
         F.min("stickiness").alias("min_stickiness"),
         F.sum("revoked").cast("long").alias("revoked"),
         F.sum("rounds").cast("long").alias("rounds"),
@@ -53,6 +53,16 @@ def seconds_sum(seconds: F.Column) -> F.Column:
     return (F.sum(F.round(seconds * 1000).cast("long")) / F.lit(1000.0)).cast("double")
 
 
+def ordered_mean(values: F.Column) -> F.Column:
+    """The mean of doubles added smallest first: F.avg adds them in the order Spark's
+    partitions arrive, so a cluster run's mean stickiness could differ from the local
+    run's in the last bit (0.8705882352941178 against ...176). Nulls are left out, as
+    F.avg leaves them; null when there is none."""
+    known = F.array_sort(F.collect_list(values))
+    total = F.aggregate(known, F.lit(0.0).cast("double"), lambda acc, x: acc + x)
+    return F.when(F.size(known) > 0, total / F.size(known))
+
+
 def skew(replay_metrics: DataFrame) -> DataFrame:
     """Load balance per assignor over the day: partition-count spread and lag skew.
 
@@ -67,7 +77,7 @@ def skew(replay_metrics: DataFrame) -> DataFrame:
         F.max("count_spread").cast("int").alias("max_count_spread"),
         F.count_if(F.col("count_spread") > 1).cast("int").alias("unbalanced_events"),
         F.max("count_max").cast("int").alias("max_partitions_per_member"),
-        F.avg("lag_skew").alias("mean_lag_skew"),
+        ordered_mean(F.col("lag_skew")).alias("mean_lag_skew"),
         F.max("lag_skew").alias("max_lag_skew"),
         F.max("lag_max_member").cast("long").alias("max_member_lag"),
         last("count_spread", ordered).cast("int").alias("last_count_spread"),
