@@ -43,4 +43,3 @@ def test_a_table_path_delta_rs_would_misread_is_refused_before_anything_is_writt
         run_steps(spark, config, DAY)
     assert not (tmp_path / "whA").exists()
     assert not any((tmp_path / "wh%41").glob("*/_delta_log"))
-
