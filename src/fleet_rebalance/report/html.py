@@ -19,7 +19,7 @@ STYLE = (
     ".headline{font-size:14px}"
     "h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}"
     "table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-bottom:1px solid"
-    " #eee;text-align:left}pre{background:#f6f6f6;padding:8px;font-size:12px;white-space:pre-wrap}"
+    " #eee;text-align:left}"
     ".note{color:#666;font-size:12px}"
 )
 
