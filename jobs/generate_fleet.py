@@ -7,7 +7,7 @@ import logging
 import shutil
 from pathlib import Path
 
-from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+from fleet_rebalance.generate.fleet import FleetSpec, truth_path, write_fleet
 from fleet_rebalance.run_job import run_job
 
 log = logging.getLogger("fleet_rebalance.generate")
@@ -28,7 +28,13 @@ def main(args: argparse.Namespace) -> int:
     if args.clean and out.exists():
         shutil.rmtree(out)
     written = write_fleet(spec, out)
-    log.info("wrote %d captures in %d files under %s", written["captures"], written["files"], out)
+    log.info(
+        "wrote %d captures in %d files under %s, and every generation they went through in %s",
+        written["captures"],
+        written["files"],
+        out,
+        truth_path(out),
+    )
     return 0
 
 

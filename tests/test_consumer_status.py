@@ -129,18 +129,35 @@ def _left_behind(lags_after: list[int]) -> list[dict]:
     return owned + entries("t", 0, later, owner=None)
 
 
-def test_a_partition_left_behind_stops_half_a_window_later():
-    """Given the consumer's last sign of life at minute 30 (caught up) and the log end
-    running ahead from then on, Then with 5-capture windows the silence exceeds the
-    window's span at minute 60, Expected: OK at 40 and 50, STOP from 60 though the zero
-    lag of minute 30 is still in the window (Burrow #290: STOP is checked first)."""
+def test_a_partition_left_behind_stops_once_its_caught_up_capture_left_the_window():
+    """Given the consumer's last sign of life at minute 30, caught up (log end = its
+    offset: Burrow's broker offset equal to the last commit), and the log end running
+    ahead from then on, Then with 5-capture windows the silence exceeds the window's
+    span at minute 60, but the zero lag of minute 30 is a recent one while it is in the
+    window (Burrow's checkIfRecentLagZero: a caught-up consumer of a quiet partition is
+    not stopped because a message came), Expected: OK through minute 70, STOP from 80."""
     rows = _left_behind([100, 150, 200, 250, 300, 350])
     table = sample_table(rows, INPUT_COLUMNS)
     e = entries_of(table, DAY)
+    checks = window_checks(e, intervals=5)
+    ranks = window_ranks(checks)
+    assert [NAMES[r] for r in ranks[4:]] == ["OK", "OK", "OK", "OK", "STOP", "STOP"]
+    assert checks.offsets_stopped[6:].all()
+    got = status(rows, intervals=5)[("t", 0)]
+    assert got["worst_status_at"] == MIDNIGHT + dt.timedelta(minutes=80)
+
+
+def test_a_consumer_stopped_with_lag_stops_half_a_window_later():
+    """Given the consumer's last sign of life at minute 30 with 50 messages of lag (not
+    caught up), and no log end at its offset since, Then the silence exceeds the
+    window's span at minute 60, Expected: OK at 40 and 50 (the span still covers the
+    silence), STOP from 60 (Burrow #290: STOP is checked before a zero lag earlier in
+    the window)."""
+    owned = entries("t", 0, [(10 * i, 100 * (i + 1), lag) for i, lag in enumerate([0, 0, 0, 50])])
+    later = entries("t", 0, [(40 + 10 * i, 400, 60 + i) for i in range(6)], owner=None)
+    e = entries_of(sample_table(owned + later, INPUT_COLUMNS), DAY)
     ranks = window_ranks(window_checks(e, intervals=5))
     assert [NAMES[r] for r in ranks[4:]] == ["OK", "OK", "STOP", "STOP", "STOP", "STOP"]
-    got = status(rows, intervals=5)[("t", 0)]
-    assert got["worst_status_at"] == MIDNIGHT + dt.timedelta(minutes=60)
 
 
 def test_caught_up_after_its_last_commit_is_not_yet_stopped():
@@ -170,7 +187,7 @@ def test_an_owner_is_a_sign_of_life():
 def burrow_by_hand(caps: list[dict], intervals: int, allowed_lag: int) -> list[str | None]:
     """Burrow's calculatePartitionStatus, entry by entry in plain Python, on one
     partition's captures as consumer_status maps them (timestamps: the last sign of life;
-    broker offsets: log ends captured after it): the oracle for the running sums."""
+    broker offsets: log ends captured at and after it): the oracle for the running sums."""
     lives = [
         i == 0 or c["owned"] or c["offset"] != caps[i - 1]["offset"] for i, c in enumerate(caps)
     ]
@@ -188,7 +205,7 @@ def burrow_by_hand(caps: list[dict], intervals: int, allowed_lag: int) -> list[s
             out.append("OK")
             continue
         stopped = now["micros"] - ts[i] > ts[i] - ts[w]
-        broker = [c["log_end"] for c in caps[max(w, last_life[i] + 1) : i + 1]]
+        broker = [c["log_end"] for c in caps[max(w, last_life[i]) : i + 1]]
         if stopped and not any(b is not None and b <= now["offset"] for b in broker):
             out.append("STOP")
             continue

@@ -13,10 +13,10 @@ import pytest
 
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
-from fleet_rebalance.metrics.causes import CAUSES, member_cause, reason_cause
-from fleet_rebalance.metrics.event_matching import Event, Member, capture_cause, match_events
-from fleet_rebalance.metrics.generations import group_generations
-from fleet_rebalance.pipeline import gold, silver
+from fleet_rebalance.pipeline import gold
+from fleet_rebalance.replay.capture_causes import Event, Member, capture_cause, replacements
+from fleet_rebalance.replay.causes import CAUSES, member_cause, reason_cause
+from fleet_rebalance.replay.generations import group_generations
 
 LOGS = Path(__file__).resolve().parent / "data" / "broker_logs"
 DAY = dt.date(2026, 11, 20)
@@ -230,7 +230,7 @@ def test_generations_of_the_release_family_logs():
             "orders-processor": [
                 (12, "unknown", 3003),
                 (13, "session_timeout", 3002),
-                (14, "scale_in", None),  # the group went Empty: never stabilized
+                (14, "scale_in", 3002),  # the group went Empty: its end
             ]
         },
         "kafka-2.3-2.8-server.log": {
@@ -238,7 +238,7 @@ def test_generations_of_the_release_family_logs():
             "billing-enricher": [
                 (41, "scale_out", 3001),
                 (42, "scale_in", 3003),
-                (43, "session_timeout", None),
+                (43, "session_timeout", 60004),
             ],
             "orders-archiver": [(6, "session_timeout", 3002)],
         },
@@ -246,7 +246,7 @@ def test_generations_of_the_release_family_logs():
             "orders-processor": [
                 (42, "scale_out", 3002),
                 (43, "scale_in", 5003),
-                (44, "session_timeout", None),
+                (44, "session_timeout", 1),
             ],
             "payments-ledger": [(7, "scale_out", 3001), (8, "session_timeout", None)],
         },
@@ -262,7 +262,7 @@ def test_generations_of_the_release_family_logs():
             "search-archiver": [
                 (10, "scale_out", 3001),
                 (11, "scale_in", 3001),
-                (12, "session_timeout", None),
+                (12, "session_timeout", 66998),
             ],
             "share-billing": [(3, "scale_out", None)],
             "streams-app": [(2, "scale_out", None)],
@@ -358,29 +358,6 @@ B1 = member("consumer-g-1-cc", "/10.0.0.1", "consumer-g-1")  # A1's pod restarte
 C9 = member("consumer-g-9-zz", "/10.0.0.9", "consumer-g-9")
 
 
-def classic(generation: int, started: dt.datetime, reason: str, seconds: float = 3) -> list[dict]:
-    """The two coordinator_events rows of one classic generation."""
-    line = f"Preparing ... old generation {generation - 1} (reason: {reason})"
-    return [
-        {
-            "logged_at": started,
-            "event": "prepare_rebalance",
-            "generation": generation - 1,
-            "member_id": None,
-            "reason": reason,
-            "line": line,
-        },
-        {
-            "logged_at": started + dt.timedelta(seconds=seconds),
-            "event": "stabilized",
-            "generation": generation,
-            "member_id": None,
-            "reason": None,
-            "line": f"Stabilized group g generation {generation}",
-        },
-    ]
-
-
 def test_an_event_no_log_covers_takes_its_cause_from_the_captures():
     """Given: events of each kind and no coordinator line at all.
     Then: the capture cause, no generation or duration, and the capture fact."""
@@ -392,9 +369,7 @@ def test_an_event_no_log_covers_takes_its_cause_from_the_captures():
         Event(6, at(4, 20), at(4, 0), "subscription_changed", (B1, A2), (B1, A2)),
         Event(7, at(4, 40), at(4, 20), "members_replaced", (B1, A2), (C9, A2)),
     ]
-    got = [
-        (c.seq, c.cause, c.evidence, c.generation, c.duration_ms) for c in match_events(events, [])
-    ]
+    got = [(e.seq, *capture_cause(e, replacements(e)), None, None) for e in events]
     assert got == [
         (
             2,
@@ -443,149 +418,6 @@ def test_an_event_no_log_covers_takes_its_cause_from_the_captures():
     ]
 
 
-def test_two_generations_between_two_captures_are_one_event():
-    """Given: a pod restart between the 03:00 and 03:20 captures: generation 8 removes
-    consumer-g-1-aa (closed) and generation 9 adds consumer-g-1-cc on the same host;
-    then a scale-out seen at 03:40 (generation 10).
-    Then: the 03:20 event matches generation 9 (the later of the two that agree), a
-    deploy_restart with its duration; generation 8 matches no event; 03:40 matches 10."""
-    rows = [
-        *classic(
-            8,
-            at(3, 5),
-            "Removing member consumer-g-1-aa on LeaveGroup; client reason: the consumer is being "
-            "closed",
-        ),
-        *classic(
-            9,
-            at(3, 5, 30),
-            "Adding new member consumer-g-1-cc with group instance id None; client reason: not "
-            "provided",
-            2.5,
-        ),
-        *classic(
-            10,
-            at(3, 30),
-            "Adding new member consumer-g-9-zz with group instance id None; client reason: not "
-            "provided",
-        ),
-    ]
-    events = [
-        Event(2, at(3, 20), at(3, 0), "members_replaced", (A1, A2), (B1, A2)),
-        Event(3, at(3, 40), at(3, 20), "member_joined", (B1, A2), (B1, A2, C9)),
-    ]
-    got = match_events(events, group_generations(rows))
-    assert [(c.seq, c.cause, c.generation, c.duration_ms) for c in got] == [
-        (2, "deploy_restart", 9, 2500),
-        (3, "scale_out", 10, 3000),
-    ]
-    assert got[0].evidence == (
-        "Preparing ... old generation 8 (reason: Adding new member consumer-g-1-cc with group "
-        "instance id None; client reason: not provided) | members capture 2026-11-20T03:20Z: "
-        "consumer-g-1-aa replaced by consumer-g-1-cc with host /10.0.0.1"
-    )
-    assert got[0].only_replacements
-
-
-def test_a_generation_outside_the_window_or_about_other_members_matches_nothing():
-    """Given: a member that left between 03:00 and 03:20; a generation at 02:50 that
-    removed it (before the previous capture, which still showed it: a clock far off),
-    and one at 03:10 that removed a member no capture shows.
-    Then: no generation matches; the captures decide (scale_in)."""
-    rows = [
-        *classic(
-            5,
-            at(2, 50),
-            "Removing member consumer-g-1-bb on LeaveGroup; client reason: the consumer is being "
-            "closed",
-        ),
-        *classic(6, at(3, 10), "removing member consumer-g-7-ee on heartbeat expiration"),
-    ]
-    event = Event(2, at(3, 20), at(3, 0), "member_left", (A1, A2), (A1,))
-    [got] = match_events([event], group_generations(rows))
-    assert (got.cause, got.generation, got.duration_ms) == ("scale_in", None, None)
-
-
-def test_a_generation_naming_no_member_matches_by_its_cause():
-    """Given: a KIP-848 epoch bump with no member lines (its cause is unknown from the
-    log) between two captures, a member joining.
-    Then: an unnamed generation fits any trigger (generic) and matches; its cause comes
-    from the captures, the generation and duration from the log."""
-    rows = [
-        {
-            "logged_at": at(3, 10),
-            "event": "epoch_bumped",
-            "generation": 4,
-            "member_id": None,
-            "reason": None,
-            "line": "[GroupId g] Bumped group epoch to 4.",
-        },
-        {
-            "logged_at": at(3, 10, 0.003),
-            "event": "target_assignment",
-            "generation": 4,
-            "member_id": None,
-            "reason": "uniform",
-            "line": "Computed a new target assignment for epoch 4",
-        },
-    ]
-    event = Event(2, at(3, 20), at(3, 0), "member_joined", (A1,), (A1, C9))
-    [got] = match_events([event], group_generations(rows))
-    assert (got.cause, got.generation, got.duration_ms) == ("scale_out", 4, 3)
-    assert got.evidence == (
-        "[GroupId g] Bumped group epoch to 4. | members capture 2026-11-20T03:20Z: "
-        "consumer-g-9-zz joined (1 -> 2 members)"
-    )
-
-
-def test_a_partitions_added_event_looks_back_to_the_previous_event():
-    """Given: partitions added at 04:37 (the leader saw cached metadata change); the
-    members captures of 04:40 still show the old counts (the topics capture in force is
-    from 03:00) and 05:00 shows the new ones; the group's previous event was at 01:00.
-    Then: the 05:00 event matches the 04:37 generation (its window opens at 01:00)."""
-    rows = classic(
-        3,
-        at(4, 37),
-        "Leader consumer-g-1-aa re-joining group during Stable; client reason: cached metadata "
-        "has changed",
-    )
-    events = [
-        Event(2, at(1, 0), at(0, 40), "member_joined", (A1,), (A1, A2)),
-        Event(3, at(5, 0), at(4, 40), "partitions_added", (A1, A2), (A1, A2)),
-    ]
-    got = match_events(events, group_generations(rows))
-    assert [(c.seq, c.cause, c.generation) for c in got] == [
-        (2, "scale_out", None),
-        (3, "partitions_added", 3),
-    ]
-
-
-def test_a_static_member_back_after_its_session_timeout_is_a_deploy_restart():
-    """Given: 3.x exact reasons: static member pod-a's old id removed on heartbeat
-    expiration (generation 8), its new id added with instance id Some(pod-a) (9); the
-    captures show pod-a under a new member id.
-    Then: deploy_restart (a static member's instance restarting past its session
-    timeout), matched to the removal (the generation whose id the event shows leaving
-    and the one that joined tie; the later wins)."""
-    old = member("pod-a-5a6b", "/10.42.4.7", "consumer-ledger-pod-a", "pod-a")
-    new = member("pod-a-6c7d", "/10.42.4.9", "consumer-ledger-pod-a", "pod-a")
-    rows = [
-        *classic(8, at(9, 4), "removing member pod-a-5a6b on heartbeat expiration"),
-        *classic(
-            9,
-            at(9, 5),
-            "Adding new member pod-a-6c7d with group instance id Some(pod-a); client reason: not "
-            "provided",
-        ),
-    ]
-    event = Event(2, at(9, 20), at(9, 0), "members_replaced", (old, A2), (new, A2))
-    [got] = match_events([event], group_generations(rows))
-    assert (got.cause, got.generation) == ("deploy_restart", 9)
-    assert got.evidence.endswith("pod-a-5a6b replaced by pod-a-6c7d with instance id pod-a")
-    [removal] = match_events([event], group_generations(rows[:2]))
-    assert (removal.cause, removal.generation) == ("deploy_restart", 8)
-
-
 def test_capture_cause_of_a_mixed_event_without_member_change():
     event = Event(4, at(5, 0, 30), at(4, 40), "mixed", (A1,), (A1,))
     assert capture_cause(event) == (
@@ -597,145 +429,15 @@ def test_capture_cause_of_a_mixed_event_without_member_change():
 # -- Spark glue ------------------------------------------------------------------------------
 
 
-@pytest.mark.spark
-def test_event_causes_in_spark_equal_the_plain_function(spark):
-    """The oracle: event_causes' Arrow calls give what group_event_causes gives on the
-    same rows in plain Python, and paused_partition_seconds prices each event."""
-    from fleet_rebalance.metrics.rebalance_causes import (
-        INPUTS,
-        LOGS,
-        event_causes,
-        group_event_causes,
-        with_paused_partition_seconds,
-    )
-
-    naive = lambda t: t.replace(tzinfo=None)  # noqa: E731  (Spark hands back naive UTC)
-    events = [
-        {
-            "cluster": "c",
-            "group_id": "g",
-            "event_seq": 1,
-            "event_at": naive(at(2, 40)),
-            "trigger": "initial",
-        },
-        {
-            "cluster": "c",
-            "group_id": "g",
-            "event_seq": 2,
-            "event_at": naive(at(3, 20)),
-            "previous_capture_at": naive(at(3, 0)),
-            "trigger": "members_replaced",
-        },
-        {
-            "cluster": "c",
-            "group_id": "h",
-            "event_seq": 2,
-            "event_at": naive(at(3, 20)),
-            "previous_capture_at": naive(at(3, 0)),
-            "trigger": "member_joined",
-        },
-    ]
-    members = [
-        {
-            "cluster": "c",
-            "group_id": "g",
-            "captured_at": naive(at(3, 0)),
-            "consumer_id": m.member_id,
-            "host": m.host,
-            "client_id": m.client_id,
-        }
-        for m in (A1, A2)
-    ] + [
-        {
-            "cluster": "c",
-            "group_id": "g",
-            "captured_at": naive(at(3, 20)),
-            "consumer_id": m.member_id,
-            "host": m.host,
-            "client_id": m.client_id,
-        }
-        for m in (B1, A2)
-    ]
-    logs = [
-        {"cluster": "c", "group_id": "g", **r, "logged_at": naive(r["logged_at"])}
-        for r in [
-            *classic(
-                8,
-                at(3, 5),
-                "Removing member consumer-g-1-aa on LeaveGroup; client reason: the consumer is "
-                "being closed",
-            ),
-            *classic(
-                9,
-                at(3, 5, 30),
-                "Adding new member consumer-g-1-cc with group instance id None; client reason: "
-                "not provided",
-                2.5,
-            ),
-        ]
-    ]
-    events_schema = silver.TABLES["rebalance_events"]
-    events_df = spark.createDataFrame(
-        [tuple(e.get(f.name) for f in events_schema.fields) for e in events], events_schema
-    )
-    members_df = spark.createDataFrame(
-        [
-            (
-                m["cluster"],
-                m["group_id"],
-                m["captured_at"],
-                m["consumer_id"],
-                m["host"],
-                m["client_id"],
-                None,
-            )
-            for m in members
-        ],
-        "cluster string, group_id string, captured_at timestamp, consumer_id string, host string, "
-        "client_id string, group_instance_id string",
-    )
-    logs_df = spark.createDataFrame([tuple(r.get(f.name) for f in LOGS.fields) for r in logs], LOGS)
-    got = event_causes(events_df, members_df, logs_df, DAY).orderBy("group_id").collect()
-    inputs = [
-        {**{f.name: None for f in INPUTS.fields}, **e, "_kind": "event"}
-        for e in events
-        if e["group_id"] == "g" and e["trigger"] != "initial"
-    ] + [{**{f.name: None for f in INPUTS.fields}, **m, "_kind": "member"} for m in members]
-    plain = group_event_causes(inputs, logs, DAY, dt.timedelta(seconds=300))
-    assert [r.asDict() for r in got if r["group_id"] == "g"] == plain
-    assert [
-        (r["group_id"], r["cause"], r["generation"], r["duration_ms"], r["static_avoidable"])
-        for r in got
-    ] == [
-        ("g", "deploy_restart", 9, 2500, True),  # away 30 s: the log's leave and join
-        ("h", "scale_out", None, None, False),
-    ]
-    metrics = spark.createDataFrame(
-        [
-            ("c", "g", 2, "range", 12),
-            ("c", "g", 2, "cooperative-sticky", 4),
-            ("c", "h", 2, "range", 12),
-        ],
-        "cluster string, group_id string, event_seq int, assignor string, paused_partitions int",
-    ).withColumn("paused_partition_seconds", F.lit(None).cast("double"))
-    priced = with_paused_partition_seconds(
-        metrics, event_causes(events_df, members_df, logs_df, DAY)
-    )
-    assert sorted(tuple(r) for r in priced.collect()) == [
-        ("c", "g", 2, "cooperative-sticky", 4, 10.0),
-        ("c", "g", 2, "range", 12, 30.0),
-        ("c", "h", 2, "range", 12, None),  # no log times it
-    ]
-
-
 # -- on data/sample ------------------------------------------------------------------------
 
 
 @pytest.mark.spark
 def test_rebalance_causes_on_the_sample(spark, clean_nightly):
     """The sample's causes table: one row per non-initial event, every cause known,
-    every matched generation a timeline generation with its duration, and the
-    replay's paused partition-seconds priced with that duration."""
+    every logged event's generation a timeline generation, its duration the
+    generation's (to the end of its cooperative follow-up round, where it had one), and
+    the replay's paused partition-seconds priced with that duration."""
     from fleet_rebalance.storage import read_table
 
     def table(name):
@@ -748,18 +450,40 @@ def test_rebalance_causes_on_the_sample(spark, clean_nightly):
     events = table("rebalance_events").where(F.col("trigger") != "initial")
     assert causes.count() == events.count() > 0
     assert causes.join(events, ["cluster", "group_id", "event_seq"], "left_anti").isEmpty()
-    assert {r[0] for r in causes.select("cause").distinct().collect()} <= set(CAUSES)
-    # The generator's profiles show every cause (generate/fleet.py, PROFILES).
+    # The generator's profiles show these (generate/fleet.py, PROFILES); a leader's
+    # rejoin or a metadata update that changed the topics is named for the change.
     found = {r[0] for r in causes.select("cause").distinct().collect()}
-    assert found == set(CAUSES)
+    assert found == {
+        "deploy_restart", "session_timeout", "poll_timeout", "scale_out", "scale_in",
+        "subscription_changed", "partitions_added",
+    }  # fmt: skip
+    assert found <= set(CAUSES)
     assert causes.where(F.col("evidence").isNull() | (F.col("evidence") == "")).isEmpty()
-    matched = causes.where(F.col("generation").isNotNull())
+    logged = causes.where(F.col("source") != "captures")
+    assert logged.where(F.col("generation").isNull()).isEmpty()
     timeline = table("rebalance_timeline").select(
-        "cluster", "group_id", "generation", F.col("duration_ms").alias("logged_ms")
+        "cluster", "group_id", "generation", "started_at", "stabilized_at", "cause"
     )
-    joined = matched.join(timeline, ["cluster", "group_id", "generation"], "inner")
-    assert joined.count() == matched.count()
+    follow_ups = timeline.where(F.col("cause").contains("need to revoke partitions")).select(
+        "cluster",
+        "group_id",
+        (F.col("generation") - 1).alias("generation"),
+        F.col("stabilized_at").alias("round_ended"),
+    )
+    spans = timeline.join(follow_ups, ["cluster", "group_id", "generation"], "left").select(
+        "cluster",
+        "group_id",
+        "generation",
+        (
+            F.unix_millis(F.coalesce("round_ended", "stabilized_at")) - F.unix_millis("started_at")
+        ).alias("logged_ms"),
+    )
+    joined = logged.join(spans, ["cluster", "group_id", "generation"], "inner")
+    assert joined.count() == logged.count()
     assert joined.where(~F.col("duration_ms").eqNullSafe(F.col("logged_ms"))).isEmpty()
+    assert causes.where(
+        (F.col("source") == "captures") & F.col("duration_ms").isNotNull()
+    ).isEmpty()
     priced = table("replay_metrics").join(
         causes.select("cluster", "group_id", "event_seq", "duration_ms"),
         ["cluster", "group_id", "event_seq"],

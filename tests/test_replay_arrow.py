@@ -22,6 +22,8 @@ CAPTURES = pa.schema(
         ("assignment_strategy", pa.string()),
         ("consumer_id", pa.string()),
         ("group_instance_id", pa.string()),
+        ("host", pa.string()),
+        ("client_id", pa.string()),
         ("subscription", pa.list_(pa.string())),
         ("assigned_topics", pa.list_(pa.string())),
         ("assigned_partitions", pa.list_(pa.int32())),

@@ -1,4 +1,5 @@
-"""Event derivation and replay on hand-built histories with known answers (no Spark)."""
+"""Events of captures alone and their replay on hand-built histories with known answers
+(no Spark)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from hypothesis import strategies as st
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 from fleet_rebalance.replay.engine import OBSERVED, replay_events
-from fleet_rebalance.replay.events import classify, derive_events
+from fleet_rebalance.replay.events import classify
+from fleet_rebalance.replay.history import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 T0 = dt.datetime(2026, 11, 20, 0, 0, tzinfo=dt.UTC)
@@ -28,6 +30,11 @@ def member(member_id, topics=tuple(TOPICS), instance=None, assignment=None):
 
 def snap(minutes, members, counts=TOPICS, state="Stable", strategy=None, lags=None):
     return Snapshot(at(minutes), tuple(members), state, strategy, dict(counts), lags or {})
+
+
+def derive_events(history, baseline=None):
+    """The events of captures alone (no coordinator log covers them), numbered from 1."""
+    return group_history([*([baseline] if baseline else []), *history], [], Coverage(), T0.date())
 
 
 def metrics(rows, assignor, seq):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from fleet_rebalance.pipeline import silver
-from fleet_rebalance.replay.events import derive_events
 from fleet_rebalance.replay.group import replay_group
+from fleet_rebalance.replay.history import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 DAY = dt.date(2026, 11, 20)
@@ -28,6 +28,8 @@ def member_row(when, member, partitions, state="Stable", strategy="range"):
         "assignment_strategy": strategy,
         "consumer_id": member,
         "group_instance_id": None,
+        "host": None,
+        "client_id": None,
         "subscription": np.array(["orders"], dtype=object),
         "assigned_topics": np.array(["orders"] * len(partitions), dtype=object),
         "assigned_partitions": np.array(partitions, dtype=np.int32),
@@ -102,7 +104,7 @@ def test_out_of_order_snapshots_are_refused():
     a = Snapshot(dt.datetime(2026, 11, 20, 0, 10), (MemberSnapshot("m", None, ("t",), ()),))
     b = Snapshot(dt.datetime(2026, 11, 20, 0, 0), (MemberSnapshot("m", None, ("t",), ()),))
     with pytest.raises(ValueError, match="out of capture order"):
-        list(derive_events([a, b]))
+        list(group_history([a, b], [], Coverage(), a.captured_at.date()))
 
 
 def test_a_capture_that_repeats_the_previous_one_is_not_a_new_snapshot():

@@ -1,29 +1,34 @@
-"""The static-membership what-if on a hand-built rolling-deploy history.
+"""A hand-built rolling-deploy history: its events, costs and what static membership saves.
 
 Group `g` (3 members on hosts /10.0.0.1-3, every pod's client.id consumer-g-1, as a
-Deployment's per-JVM counter gives), range declared, 12 partitions, captures every 10
-minutes, 3.x broker lines (GroupCoordinator.scala 3.6 text):
+Deployment's per-JVM counter gives), range declared, topic `t` of 12 partitions,
+captures every 10 minutes, 3.x broker lines (GroupCoordinator.scala 3.6 text), logs for
+the hours 10 to 12 only:
 - 10:01-10:03 rolling deploy: each pod closes (LeaveGroup) and its replacement joins on
-  the same host 20 s later: six generations, one event at 10:10 (members_replaced);
-- 11:01 one pod closes and its replacement joins 400 s later (11:07:40): event 11:10;
-- 12:05 a fourth member joins on a new host (scale out): event 12:10;
-- a pod replaced between 13:00 and 13:10 with no log line covering it: event 13:10.
-Hand-computed, timeout 300 s: only the 10:10 deploy is avoided (every member back in
-20 s); 11:10's was away 400 s; 12:10 is no restart; 13:10 can only be shown back within
-600 s (its capture window). With 600 s: 10:10, 11:10 and 13:10.
+  the same host 20 s later: six generations between the 10:00 and 10:10 captures, six
+  events (the last one the 10:10 capture shows);
+- 11:01 one pod closes and its replacement joins 400 s later (11:07:40): two events;
+- 12:05 a fourth member joins on a new host (scale out): one event;
+- a pod replaced between 13:00 and 13:10, no log for that hour: one event at 13:10, from
+  the captures.
+Hand-computed, timeout 300 s: the six deploy generations are avoided (every member back
+in 20 s); 11:01/11:07's member was away 400 s; 12:05 is no restart; 13:10 can only be
+shown back within 600 s (its capture window). With 600 s: those and 11:01, 11:07, 13:10.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import pytest
 
+from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
-from fleet_rebalance.metrics.event_matching import Event, Member, match_events
-from fleet_rebalance.metrics.generations import group_generations, member_times
-from fleet_rebalance.metrics.static_savings import avoidable
+from fleet_rebalance.replay.engine import replay_events
+from fleet_rebalance.replay.history import Coverage, Settings, group_history
+from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 DAY = dt.date(2026, 11, 20)
 SUFFIX = "(kafka.coordinator.group.GroupCoordinator)"
@@ -34,8 +39,16 @@ def at(hh: int, mm: int, ss: float = 0) -> dt.datetime:
     return dt.datetime(2026, 11, 20, hh, mm, tzinfo=dt.UTC) + dt.timedelta(seconds=ss)
 
 
-def pod(name: str, host: int) -> Member:
-    return Member(f"consumer-g-1-{name}", f"/10.0.0.{host}", "consumer-g-1")
+@dataclass(frozen=True)
+class Pod:
+    member_id: str
+    host: str
+    client_id: str = "consumer-g-1"
+
+
+def pod(name: str, host: int) -> Pod:
+    """A pod's consumer; its member id as the Java client builds it (client.id + UUID)."""
+    return Pod(f"consumer-g-1-{name}000000-0000-4000-8000-00000000000{host}", f"/10.0.0.{host}")
 
 
 A1, A2, A3 = pod("a1", 1), pod("a2", 2), pod("a3", 3)
@@ -47,7 +60,7 @@ def stamp(when: dt.datetime) -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S,") + f"{when.microsecond // 1000:03d}"
 
 
-def leave(when: dt.datetime, member: Member, generation: int, size: int) -> list[str]:
+def leave(when: dt.datetime, member: Pod, generation: int, size: int) -> list[str]:
     """A 3.x LeaveGroup rebalance: Preparing (with the client reason), the member line,
     Stabilized 3 s later."""
     return [
@@ -64,7 +77,7 @@ def leave(when: dt.datetime, member: Member, generation: int, size: int) -> list
     ]
 
 
-def join(when: dt.datetime, member: Member, generation: int, size: int) -> list[str]:
+def join(when: dt.datetime, member: Pod, generation: int, size: int) -> list[str]:
     """A 3.x KIP-394 join: the pending member, then its rebalance, Stabilized 3 s later."""
     again = dt.timedelta(milliseconds=3)
     return [
@@ -91,85 +104,145 @@ LINES = [
     *join(at(11, 7, 40), C2, 9, 3),
     *join(at(12, 5), D4, 10, 4),
 ]
-EVENTS = [
-    Event(2, at(10, 10), at(10, 0), "members_replaced", (A1, A2, A3), (B1, B2, B3)),
-    Event(3, at(11, 10), at(11, 0), "members_replaced", (B1, B2, B3), (B1, C2, B3)),
-    Event(4, at(12, 10), at(12, 0), "member_joined", (B1, C2, B3), (B1, C2, B3, D4)),
-    Event(5, at(13, 10), at(13, 0), "members_replaced", (B1, C2, B3, D4), (E1, C2, B3, D4)),
+TWELVE = [TopicPartition("t", p) for p in range(12)]
+CAPTURES = [
+    (at(10, 0), (A1, A2, A3)),
+    (at(10, 10), (B1, B2, B3)),
+    (at(11, 0), (B1, B2, B3)),
+    (at(11, 10), (B1, C2, B3)),
+    (at(12, 0), (B1, C2, B3)),
+    (at(12, 10), (B1, C2, B3, D4)),
+    (at(13, 0), (B1, C2, B3, D4)),
+    (at(13, 10), (E1, C2, B3, D4)),
 ]
+LOGGED = Coverage(frozenset(at(h, 0).replace(tzinfo=None) for h in (10, 11, 12)))
+
+
+def naive(when: dt.datetime) -> dt.datetime:
+    return when.replace(tzinfo=None)  # the replay's instants, as Arrow hands them over
+
+
+def snapshots() -> list[Snapshot]:
+    """Each capture: its members with range's assignment of the 12 partitions (members
+    in member-id order, as range orders dynamic members, each a contiguous range)."""
+    out, before = [], None
+    for when, pods in CAPTURES:
+        ordered = sorted(pods, key=lambda p: p.member_id)
+        size = len(TWELVE) // len(ordered)
+        share = {p.member_id: TWELVE[i * size : (i + 1) * size] for i, p in enumerate(ordered)}
+        members = tuple(
+            MemberSnapshot(
+                p.member_id, None, ("t",), tuple(sorted(share[p.member_id])), p.client_id, p.host
+            )
+            for p in pods
+        )
+        out.append(Snapshot(naive(when), members, "Stable", "range", {"t": 12}, follows=before))
+        before = naive(when)
+    return out
 
 
 def log_rows() -> list[dict]:
     text = "\n".join(LINES) + "\n"
     rows = parse_capture("prod/logs/broker-3/server.log", text.encode()).rows[COORDINATOR_EVENTS]
     assert len(rows) == len(LINES)  # every line is a coordinator_events row
-    return rows
+    return [{**r, "logged_at": naive(r["logged_at"])} for r in rows]
 
 
-def test_rolling_deploy_causes_and_what_static_membership_avoids():
-    """Then: the four causes, and which events group.instance.id with a 300 s and a
-    600 s session timeout would have avoided (module docstring)."""
-    rows = log_rows()
-    causes = match_events(EVENTS, group_generations(rows))
-    assert [(c.seq, c.cause, c.generation, c.duration_ms) for c in causes] == [
-        (2, "deploy_restart", 7, 3000),  # the last of the six generations between captures
-        (3, "deploy_restart", 9, 3000),
-        (4, "scale_out", 10, 3000),
-        (5, "deploy_restart", None, None),
+def history(timeout_s: int = 300):
+    return list(
+        group_history(
+            snapshots(),
+            log_rows(),
+            LOGGED,
+            DAY,
+            Settings(static_timeout=dt.timedelta(seconds=timeout_s)),
+        )
+    )
+
+
+def test_a_rolling_restart_is_six_events_with_their_members():
+    """Given: the captures and lines above.
+    Then: the 10:00 capture's initial event, each logged generation an event with the
+    member set the log shows after it (the 10:10 capture confirming the sixth), and the
+    13:10 replacement from the captures; every deploy generation a deploy_restart."""
+    events = history()
+    got = [
+        (e.seq, e.at.strftime("%H:%M:%S"), e.source, e.generation, e.trigger, e.cause,
+         tuple(sorted(m.member_id[13:15] for m in e.snapshot.members)), e.duration_ms)
+        for e in events
+    ]  # fmt: skip
+    assert got == [
+        (1, "10:00:00", "captures", None, "initial", None, ("a1", "a2", "a3"), None),
+        (2, "10:01:00", "logs", 2, "member_left", "deploy_restart", ("a2", "a3"), 3000),
+        (3, "10:01:20", "logs", 3, "member_joined", "deploy_restart", ("a2", "a3", "b1"), 3000),
+        (4, "10:02:00", "logs", 4, "member_left", "deploy_restart", ("a3", "b1"), 3000),
+        (5, "10:02:20", "logs", 5, "member_joined", "deploy_restart", ("a3", "b1", "b2"), 3000),
+        (6, "10:03:00", "logs", 6, "member_left", "deploy_restart", ("b1", "b2"), 3000),
+        (7, "10:03:20", "both", 7, "member_joined", "deploy_restart", ("b1", "b2", "b3"), 3000),
+        (8, "11:01:00", "logs", 8, "member_left", "deploy_restart", ("b1", "b3"), 3000),
+        (9, "11:07:40", "both", 9, "member_joined", "deploy_restart", ("b1", "b3", "c2"), 3000),
+        (10, "12:05:00", "both", 10, "member_joined", "scale_out", ("b1", "b3", "c2", "d4"), 3000),
+        (11, "13:10:00", "captures", None, "members_replaced", "deploy_restart",
+         ("b3", "c2", "d4", "e1"), None),
+    ]  # fmt: skip
+    assert all(e.capture_difference is None for e in events)
+    assert events[1].evidence.endswith(
+        f"consumer-g-1 (host) left as {A1.member_id} and was back 20 s later as {B1.member_id}"
+    )
+    assert [(e.departed, e.returned, e.away_ms) for e in events[1:3]] == [
+        ("consumer-g-1", None, 20_003),
+        (None, "consumer-g-1", 20_003),
     ]
-    times = member_times(rows)
-    assert times[B1.member_id][0] - times[A1.member_id][1] == dt.timedelta(seconds=20)
-    five = dt.timedelta(seconds=300)
-    ten = dt.timedelta(seconds=600)
-    assert [avoidable(c, times, five) for c in causes] == [True, False, False, False]
-    assert [avoidable(c, times, ten) for c in causes] == [True, True, False, True]
+
+
+def test_eager_range_pauses_every_partition_at_each_of_the_six():
+    """Then: range (eager) pauses all 12 partitions at each deploy generation, priced
+    with the generation's logged duration; observed has rows only where a capture shows
+    the assignment (the 7th generation), and conforms there."""
+    rows = list(replay_events(history(), ["range", "observed"]))
+    metrics = [r.values for r in rows if r.table == "replay_metrics"]
+    ranged = [(m["event_seq"], m["paused_partitions"], m["paused_partition_seconds"])
+              for m in metrics if m["assignor"] == "range"]  # fmt: skip
+    assert ranged[1:7] == [
+        (2, 12, 36.0), (3, 12, 36.0), (4, 12, 36.0), (5, 12, 36.0), (6, 12, 36.0),
+        (7, 12, 36.0),
+    ]  # fmt: skip
+    observed = [(m["event_seq"], m["conforms"]) for m in metrics if m["assignor"] == "observed"]
+    assert observed == [(1, None), (7, True), (9, True), (10, True), (11, True)]
+
+
+def test_static_membership_avoids_each_restart_back_within_its_timeout():
+    """Then (module docstring): with 300 s the six deploy generations; with 600 s also
+    the 400 s restart's two and the 13:10 replacement its capture window shows."""
+    avoided = [e.seq for e in history(300) if e.static_avoidable]
+    assert avoided == [2, 3, 4, 5, 6, 7]
+    assert [e.seq for e in history(600) if e.static_avoidable] == [2, 3, 4, 5, 6, 7, 8, 9, 11]
 
 
 @pytest.mark.spark
 def test_static_membership_savings_per_group(spark):
-    """Given: the history above through the Spark glue (event_causes on its captures and
-    log lines), range's replay pausing all 12 partitions at each event (priced with the
-    matched generation's 3 s: 36.0; no log for 13:10: null), and a group `h` declaring a
-    plug-in that was not replayed (measured on `observed`) with one scale-out.
-    Then (hand-computed, 600 s): g saves 3 rebalances (10:10, 11:10, 13:10), 36 paused
-    partitions and 72.0 partition-seconds (13:10 has no duration); h saves nothing."""
+    """Given: the history above as rebalance_events rows (300 s) with range's replay
+    (12 paused partitions, 36.0 partition-seconds per timed event), and a group `h`
+    declaring a plug-in that was not replayed (measured on `observed`) with one
+    scale-out. Then: g saves the six deploy generations, 72 paused partitions and 216.0
+    partition-seconds; h saves nothing."""
     from chispa import assert_df_equality
 
-    from fleet_rebalance.metrics.rebalance_causes import EVENT_CAUSES, LOGS, event_causes
     from fleet_rebalance.metrics.static_membership import static_membership
     from fleet_rebalance.pipeline import silver
 
-    naive = lambda t: t.replace(tzinfo=None)  # noqa: E731
-    events = [
-        ("c", "g", e.seq, naive(e.at), e.trigger, naive(e.previous_at), DAY) for e in EVENTS
-    ] + [("c", "h", 2, naive(at(10, 10)), "member_joined", naive(at(10, 0)), DAY)]
-    events_df = spark.createDataFrame(
-        events,
-        "cluster string, group_id string, event_seq int, event_at timestamp, trigger string, "
-        "previous_capture_at timestamp, event_date date",
+    events = history()
+    rows = [("c", "g", DAY, e.seq, e.cause, e.static_avoidable) for e in events if e.cause] + [
+        ("c", "h", DAY, 2, "scale_out", False)
+    ]
+    causes = spark.createDataFrame(
+        rows,
+        "cluster string, group_id string, date date, event_seq int, cause string, "
+        "static_avoidable boolean",
     )
-    captured = {e.previous_at: e.before for e in EVENTS} | {e.at: e.after for e in EVENTS}
-    members = [
-        ("c", "g", naive(when), m.member_id, m.host, m.client_id, None)
-        for when, group in captured.items()
-        for m in group
-    ] + [("c", "h", naive(at(10, 10)), "h-1", "/10.1.0.1", "h-client", None)]
-    members_df = spark.createDataFrame(
-        members,
-        "cluster string, group_id string, captured_at timestamp, consumer_id string, "
-        "host string, client_id string, group_instance_id string",
-    )
-    logs_df = spark.createDataFrame(
-        [tuple({**r, "cluster": "c"}.get(f.name) for f in LOGS.fields) for r in log_rows()],
-        LOGS,
-    )
+    replayed = [r.values for r in replay_events(events, ["range"]) if r.table == "replay_metrics"]
     metric_fields = silver.TABLES["replay_metrics"]
-    metrics = [
-        {"cluster": "c", "group_id": "g", "event_seq": seq, "assignor": assignor,
-         "paused_partitions": paused, "paused_partition_seconds": seconds, "event_date": DAY}
-        for seq, seconds in ((2, 36.0), (3, 36.0), (4, 36.0), (5, None))
-        for assignor, paused in (("range", 12), ("cooperative-sticky", 4))
-    ] + [
+    metrics = [{**m, "cluster": "c", "group_id": "g", "event_date": DAY} for m in replayed] + [
         {"cluster": "c", "group_id": "h", "event_seq": 2, "assignor": "observed",
          "paused_partitions": 6, "paused_partition_seconds": None, "event_date": DAY}
     ]  # fmt: skip
@@ -180,20 +253,14 @@ def test_static_membership_savings_per_group(spark):
         [("c", "g", DAY, "range"), ("c", "h", DAY, "mine.module:Assignor")],
         "cluster string, group_id string, date date, declared_assignor string",
     )
-    expected_schema = (
-        "cluster string, group_id string, date date, assignor string, events int, "
-        "deploy_restarts int, rebalances_avoided int, paused_partitions_avoided long, "
-        "paused_partition_seconds_avoided double"
-    )
-    found = event_causes(events_df, members_df, logs_df, DAY, 600).collect()
-    got = static_membership(spark.createDataFrame(found, EVENT_CAUSES), metrics_df, declared)
+    got = static_membership(causes, metrics_df, declared)
     expected = spark.createDataFrame(
         [
-            ("c", "g", DAY, "range", 4, 3, 3, 36, 72.0),
+            ("c", "g", DAY, "range", 10, 9, 6, 72, 216.0),
             ("c", "h", DAY, "observed", 1, 0, 0, 0, 0.0),
         ],
-        expected_schema,
+        "cluster string, group_id string, date date, assignor string, events int, "
+        "deploy_restarts int, rebalances_avoided int, paused_partitions_avoided long, "
+        "paused_partition_seconds_avoided double",
     )
     assert_df_equality(got.orderBy("group_id"), expected, ignore_nullable=True)
-    no_log = [(r["cause"], r["duration_ms"]) for r in found if r["event_seq"] == 5]
-    assert no_log == [("deploy_restart", None)]

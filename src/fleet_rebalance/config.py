@@ -118,12 +118,27 @@ class MetricsConfig:
     # The static-membership what-if's session.timeout.ms, in seconds: a restarted member
     # back within it would not have rebalanced with group.instance.id set.
     static_session_timeout_s: int = 300
+    # A consumer back under the same identity (group.instance.id, host or client id)
+    # within this many seconds of leaving restarted: its leave and its return are one
+    # incident, named for how it left (deploy_restart, session_timeout, poll_timeout).
+    rejoin_window_s: int = 600
     # group_health: a group needs attention at this many rebalances in a day (initial
     # joins not counted), or at this mean lag skew (max member lag / mean member lag)
     # when some partition lagged at least attention_min_lag messages.
     attention_rebalances: int = 6
     attention_lag_skew: float = 2.0
     attention_min_lag: int = 1000
+    # A change is recommended only when it saves at least one of these against what the
+    # group runs (else `keep`, with what the best change would have saved); a protocol
+    # migration whose brokers need upgrading first must gain migration_gain_factor times
+    # as much. A consumer back with a new member id after crash_loop_restarts session
+    # expiries in a day is a crash loop (fix_crash_loop).
+    change_min_rebalances_saved: int = 2
+    change_min_seconds_saved: float = 60.0
+    change_min_paused_partitions_saved: int = 12
+    change_min_skew_gain: float = 0.25
+    migration_gain_factor: float = 3.0
+    crash_loop_restarts: int = 3
 
 
 @dataclass(frozen=True)
@@ -400,6 +415,18 @@ def _skew_limit(value: float) -> str | None:
     return f"expected a number above 1.0 (an even group's lag skew), found {shown(value)}"
 
 
+def _positive(value: float) -> str | None:
+    if 0.0 < value < 1e9:
+        return None
+    return f"expected a number above 0, found {shown(value)}"
+
+
+def _factor(value: float) -> str | None:
+    if 1.0 <= value < 1e9:
+        return None
+    return f"expected a number of at least 1.0 (a multiple of the thresholds), found {shown(value)}"
+
+
 def _lag(value: int) -> str | None:
     if 0 <= value < 2**63:
         return None
@@ -456,6 +483,13 @@ CHECKS: dict[str, Check] = {
     "metrics.attention_rebalances": _count,
     "metrics.attention_lag_skew": _skew_limit,
     "metrics.attention_min_lag": _lag,
+    "metrics.rejoin_window_s": _count,
+    "metrics.change_min_rebalances_saved": _count,
+    "metrics.change_min_seconds_saved": _positive,
+    "metrics.change_min_paused_partitions_saved": _count,
+    "metrics.change_min_skew_gain": _positive,
+    "metrics.migration_gain_factor": _factor,
+    "metrics.crash_loop_restarts": _count,
 }
 
 

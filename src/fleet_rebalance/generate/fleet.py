@@ -13,50 +13,75 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 from fleet_rebalance.assignors.java import java_abs, string_hash
 from fleet_rebalance.generate import render
+from fleet_rebalance.generate.coordinator_lines import (
+    STEP,
+    SYNC,
+    Coordinator,
+    LeavingMember,
+    housekeeping,
+)
 from fleet_rebalance.generate.partitioner import partition_for
 from fleet_rebalance.replicas import assign_replicas_to_brokers
 
 VERSIONS = ("3.6", "3.9", "4.1")
-# A group's profile is PROFILES[its index % 9]; the sample's 7 groups per cluster take
-# the first seven. What each shows (causes as rebalance_causes names them):
+# A group's profile is PROFILES[its index % 10]; the sample's 8 groups per cluster take
+# the first eight. What each shows (causes as rebalance_causes names them):
 # - stable: nothing but its initial join;
 # - rolling_deploy: StatefulSet-style restarts (a new member id, the same client id),
 #   each a LeaveGroup then a JoinGroup: deploy_restart, the static-membership change;
-# - crash_loop: a Deployment's pod dies and is replaced (new pod name and host):
-#   session_timeout, then the replacement's scale_out; six crashes a day, heavy
-#   rebalancing. In the hour whose logs were never collected (write_fleet's gap) the
-#   captures alone cannot tell a replacement on a new host from a scale-in plus a
-#   scale-out: unknown;
+# - heartbeat_expiry: consumers stall past session.timeout.ms (long GC pauses): the
+#   coordinator expires one, and it rejoins a few seconds later with a new member id
+#   from the same host and client id: session_timeout twice, the session-timeout change.
+#   In the hour whose logs were never collected (write_fleet's gap) the captures alone
+#   see a member replaced: deploy_restart;
 # - autoscale: under-provisioned, lags (Burrow WARN), scales out on lag and in when idle;
 # - partition_expansion: a topic grows: partitions_added for every group reading it;
 # - regex_new_topic: a pattern subscription picks up a new topic. The rejoin that starts
 #   the rebalance is logged as the 3.6 cluster's old clients (no KIP-800 reason) send
-#   it: leader_rejoin there, metadata_change on 3.9, subscription_changed on 4.1;
+#   it (a leader rejoin), a metadata update on 3.9, an epoch bump on 4.1's KIP-848
+#   group; the next capture shows the new topic: subscription_changed;
 # - poison_pill: a record that cannot be processed: the stuck consumer's poll timeout
 #   (poll_timeout), its rejoin 25 minutes later (scale_out), and the partition's offset
-#   never moving again (Burrow STALL, so the group is ERR);
+#   never moving again (Burrow STALL, so the group is ERR): the stuck-partition change;
+# - crash_loop: one pod in CrashLoopBackOff: its consumer dies without leaving the group
+#   eight times a day, its session expires 45 s later and Kubernetes restarts it in place
+#   (same host, same client id, a new member id) after a back-off. A restart faster than
+#   the session timeout joins while the dead member is still in the group: one classic
+#   generation waits for the expiry. session_timeout; the fix_crash_loop change;
 # - static_restart: static members restarting within the session timeout (no rebalance);
 # - idle: no members (Empty).
 PROFILES = (
     "stable",
     "rolling_deploy",
-    "crash_loop",
+    "heartbeat_expiry",
     "autoscale",
     "partition_expansion",
     "regex_new_topic",
     "poison_pill",
+    "crash_loop",
     "static_restart",
     "idle",
 )
+# Groups at these indexes are built first, every cluster's in turn, and those after them
+# once every cluster has its first ones: a profile added to PROFILES keeps the names and
+# seeds of the groups that existed before it.
+FIRST_BUILT = 7
+SESSION_TIMEOUT = dt.timedelta(seconds=45)  # the 3.x+ client default (KIP-735)
+FOLLOW_UP = dt.timedelta(milliseconds=200)  # a cooperative round's revocation and rejoin
+CLOSING = "the consumer is being closed"
+POLL_TIMEOUT = "consumer poll timeout has expired."
+REVOKED = "need to revoke partitions and re-join"
+TRUTH_SUFFIX = ".truth.jsonl"
 CLASSIC = (("range", 3), ("cooperative-sticky", 3), ("sticky", 1), ("roundrobin", 2))
 OFFSETS_TOPIC_PARTITIONS = 50
 KEYS = 500
@@ -66,7 +91,7 @@ REGEX_PREFIX = "events-"
 @dataclass(frozen=True)
 class FleetSpec:
     clusters: int = 3
-    groups_per_cluster: int = 7
+    groups_per_cluster: int = 8
     topics_per_cluster: int = 5
     # How many topics each group reads, drawn uniformly from this tuple.
     topics_per_group: tuple[int, ...] = (1, 1, 2, 3)
@@ -129,8 +154,10 @@ class Group:
     next_client: int = 1
     # Partitions whose committed offset no longer moves (a poison record).
     stuck: set[TopicPartition] = field(default_factory=set)
-    # Client ids of consumers that left and will rejoin (poison_pill).
-    returning: list[str] = field(default_factory=list)
+    # Consumers that left and will rejoin (poison_pill).
+    returning: list[Member] = field(default_factory=list)
+    # The client id of the pod that crash-loops (crash_loop).
+    crash_client: str | None = None
 
     @property
     def offsets_partition(self) -> int:
@@ -150,12 +177,46 @@ class Cluster:
     log_lines: dict[tuple[int, str], list[str]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Rebalance:
+    """One generation the simulated coordinator went through: the ground truth the
+    pipeline's rebalance_events and rebalance_causes are tested against."""
+
+    cluster: str
+    group_id: str
+    generation: int
+    started_at: dt.datetime
+    ended_at: dt.datetime
+    members: tuple[str, ...]  # member ids after it
+    cause: str
+    # A cooperative group's second round (the members that revoked partitions rejoin):
+    # part of the rebalance before it, not one of its own.
+    follow_up: bool = False
+
+    def as_json(self, logged: bool) -> dict:
+        return {
+            "cluster": self.cluster,
+            "group_id": self.group_id,
+            "generation": self.generation,
+            "started_at": _iso(self.started_at),
+            "ended_at": _iso(self.ended_at),
+            "members": list(self.members),
+            "cause": self.cause,
+            "follow_up": self.follow_up,
+            "logged": logged,
+        }
+
+
 class Fleet:
     def __init__(self, spec: FleetSpec) -> None:
         self.spec = spec
         self.rng = random.Random(spec.seed)
-        self.clusters = [self._cluster(i) for i in range(spec.clusters)]
         self._shares: dict[tuple[str, int], list[float]] = {}
+        self.rebalances: list[Rebalance] = []
+        self.clusters = [self._cluster(i) for i in range(spec.clusters)]
+        for cluster in self.clusters:
+            for g in range(FIRST_BUILT, spec.groups_per_cluster):
+                cluster.groups.append(self._group(cluster, g))
 
     # -- construction -------------------------------------------------------------------
     def _cluster(self, index: int) -> Cluster:
@@ -175,7 +236,7 @@ class Fleet:
         )
         for tp in self._all_partitions(cluster):
             cluster.end_offsets[tp] = float(self.rng.randint(10_000, 5_000_000))
-        for g in range(self.spec.groups_per_cluster):
+        for g in range(min(self.spec.groups_per_cluster, FIRST_BUILT)):
             cluster.groups.append(self._group(cluster, g))
         return cluster
 
@@ -203,7 +264,18 @@ class Fleet:
         if profile != "idle":
             for _ in range(self.rng.randint(2, 5)):
                 self._add_member(cluster, group, static=profile == "static_restart")
-            self._rebalance(cluster, group, self.spec.start, "initial join")
+            if profile == "crash_loop":
+                group.crash_client = next(iter(group.members.values())).client_id
+            first = min(group.members)
+            coordinator = self._coordinator(cluster, group)
+            self._rebalance(
+                cluster,
+                group,
+                self.spec.start,
+                coordinator.join_reason(first),
+                "initial",
+                coordinator.pending(self.spec.start - STEP, first),
+            )
         return group
 
     def _topic_id(self) -> str:
@@ -223,9 +295,11 @@ class Fleet:
         static: bool = False,
         instance: str | None = None,
         client_id: str | None = None,
+        host: str | None = None,
     ) -> Member:
         """A new member; `client_id` given: the same consumer restarted (a StatefulSet
-        pod keeps its name, so its client.id, and gets a new address)."""
+        pod keeps its name, so its client.id, and gets a new address unless `host` says
+        it kept its own: the same process, or a container restarted in its pod)."""
         if static and instance is None:
             instance = f"{group.name}-{len(group.members)}"
         if client_id is None:
@@ -239,11 +313,16 @@ class Fleet:
         # Each member alone could nearly carry the group's load, as capacity is planned;
         # an autoscaled group is run lean and lags until it scales out.
         share = (0.35, 0.9) if group.profile == "autoscale" else (0.8, 1.6)
+        member_id = self._member_id(group, client_id, instance)
+        if host is None:
+            host = (
+                f"/10.{VERSIONS.index(cluster.version)}.{self.rng.randint(0, 255)}."
+                f"{self.rng.randint(1, 254)}"
+            )
         member = Member(
-            member_id=self._member_id(group, client_id, instance),
+            member_id=member_id,
             instance_id=instance,
-            host=f"/10.{VERSIONS.index(cluster.version)}.{self.rng.randint(0, 255)}."
-            f"{self.rng.randint(1, 254)}",
+            host=host,
             client_id=client_id,
             capacity=load * self.rng.uniform(*share),
         )
@@ -309,7 +388,36 @@ class Fleet:
         return cluster.rates[tp.topic] * self._share(tp.topic, count)[tp.partition]
 
     # -- rebalances ---------------------------------------------------------------------
-    def _rebalance(self, cluster: Cluster, group: Group, at: dt.datetime, reason: str) -> None:
+
+    # -- rebalances ---------------------------------------------------------------------
+    def _coordinator(self, cluster: Cluster, group: Group) -> Coordinator:
+        brokers = sorted(cluster.brokers)
+        broker = brokers[group.offsets_partition % len(brokers)]
+        return Coordinator(
+            cluster.version, broker, group.offsets_partition, group.name, group.kip848
+        )
+
+    def _log(self, cluster: Cluster, coordinator: Coordinator, lines: list[str]) -> None:
+        for line in lines:
+            hour = line[1:14].replace(" ", "-")  # [YYYY-MM-DD HH -> YYYY-MM-DD-HH
+            cluster.log_lines.setdefault((coordinator.broker, hour), []).append(line)
+
+    def _rebalance(
+        self,
+        cluster: Cluster,
+        group: Group,
+        at: dt.datetime,
+        reason: str,
+        cause: str,
+        before: Sequence[str] = (),
+        after: Sequence[str] = (),
+        ends: dt.datetime | None = None,
+        follow_up: bool = False,
+    ) -> dt.datetime:
+        """A generation starting at `at` (the member lines `before` it and `after` its
+        start), assigned with the group's strategy; a cooperative classic group whose
+        first round revoked partitions rebalances again for them (KIP-429). Returns when
+        the last round ended."""
         counts = {t: cluster.topics[t] for t in group.topics if t in cluster.topics}
         assignor = get_assignor(group.strategy)
         subs = {
@@ -323,70 +431,113 @@ class Fleet:
             for m, member in group.members.items()
         }
         result = assignor.assign(counts, subs)
-        if assignor.protocol == "cooperative" and group.members:
-            again = {
-                m: Subscription(group.topics, result[m], group.generation + 1, s.group_instance_id)
-                for m, s in subs.items()
-            }
-            result = assignor.assign(counts, again)
+        revoking = sorted(
+            k for k, m in group.members.items() if set(m.owned) - set(result.get(k, ()))
+        )
         for m, member in group.members.items():
             member.owned = list(result.get(m, []))
             for tp in member.owned:
                 group.committed.setdefault(tp, cluster.end_offsets.get(tp, 0.0))
         group.generation += 1
-        group.rebalancing_until = at + dt.timedelta(seconds=3)
+        coordinator = self._coordinator(cluster, group)
         leader = min(group.members, default="-")
-        broker = self._coordinator(cluster, group)
-        lines = render.rebalance_lines(
-            cluster.version,
-            broker,
-            group.offsets_partition,
-            group.name,
-            group.generation,
-            reason,
-            len(group.members),
-            leader,
-            at,
-            group.kip848,
+        lines, end = coordinator.generation(
+            at, group.generation, reason, len(group.members), leader, ends
         )
-        hour = at.strftime("%Y-%m-%d-%H")
-        cluster.log_lines.setdefault((broker, hour), []).extend(lines)
+        self._log(cluster, coordinator, [*before, lines[0], *after, *lines[1:]])
+        members = tuple(sorted(group.members))
+        self.rebalances.append(
+            Rebalance(
+                cluster.name, group.name, group.generation, at, end, members, cause, follow_up
+            )
+        )
+        group.rebalancing_until = end
+        if revoking and assignor.protocol == "cooperative" and not group.kip848:
+            # The members that gave partitions up rejoin at once; the first JoinGroup the
+            # coordinator sees starts the round (the leader's says so).
+            first = leader if leader in revoking else revoking[0]
+            how = (
+                f"Leader {first} re-joining group during Stable"
+                if first == leader
+                else f"Updating metadata for member {first} during Stable"
+            )
+            again = f"{how}; client reason: {REVOKED}"
+            end = self._rebalance(cluster, group, end + FOLLOW_UP, again, cause, follow_up=True)
+        return end
 
-    def _coordinator(self, cluster: Cluster, group: Group) -> int:
-        brokers = sorted(cluster.brokers)
-        return brokers[group.offsets_partition % len(brokers)]
+    def _join(
+        self, cluster: Cluster, group: Group, member: Member, at: dt.datetime, cause: str
+    ) -> dt.datetime:
+        """A new dynamic member's JoinGroup and the rebalance it starts."""
+        coordinator = self._coordinator(cluster, group)
+        return self._rebalance(
+            cluster,
+            group,
+            at,
+            coordinator.join_reason(member.member_id),
+            cause,
+            coordinator.pending(at - STEP, member.member_id),
+        )
+
+    def _leave(
+        self,
+        cluster: Cluster,
+        group: Group,
+        member: Member,
+        at: dt.datetime,
+        client_reason: str,
+        cause: str,
+    ) -> dt.datetime:
+        """An explicit LeaveGroup (the member is already out of group.members)."""
+        coordinator = self._coordinator(cluster, group)
+        leaving = LeavingMember(member.member_id, member.client_id, member.host, group.strategy)
+        return self._rebalance(
+            cluster,
+            group,
+            at,
+            coordinator.leave_reason(member.member_id, client_reason),
+            cause,
+            coordinator.left(at - STEP, leaving, client_reason),
+            coordinator.leave_after(at + STEP, leaving, client_reason),
+        )
+
+    def _expire(
+        self, cluster: Cluster, group: Group, member: Member, at: dt.datetime, cause: str
+    ) -> dt.datetime:
+        """A member whose session expired (the member is already out of group.members)."""
+        coordinator = self._coordinator(cluster, group)
+        return self._rebalance(
+            cluster,
+            group,
+            at,
+            coordinator.expiry_reason(member.member_id),
+            cause,
+            coordinator.failed(at - STEP, member.member_id),
+        )
 
     def _churn(self, cluster: Cluster, group: Group, at: dt.datetime, step: int) -> None:
         rng, profile = self.rng, group.profile
-        when = at - dt.timedelta(seconds=rng.randint(5, 500))
+        # Each change is over before the capture at `at` (so it shows where it ended): a
+        # rolling deploy of five pods takes about six minutes.
+        long = profile in ("rolling_deploy", "heartbeat_expiry", "crash_loop")
+        when = at - dt.timedelta(seconds=rng.randint(480, 1080) if long else rng.randint(30, 500))
         if profile == "rolling_deploy" and step % 18 == 9 and group.members:
             for old in list(group.members):
-                client_id = group.members.pop(old).client_id
-                self._rebalance(
-                    cluster,
-                    group,
-                    when,
-                    f"Removing member {old} on LeaveGroup; "
-                    "client reason: the consumer is being closed",
-                )
-                new = self._add_member(cluster, group, client_id=client_id)
+                member = group.members.pop(old)
+                self._leave(cluster, group, member, when, CLOSING, "deploy_restart")
+                new = self._add_member(cluster, group, client_id=member.client_id)
                 when += dt.timedelta(seconds=rng.randint(15, 40))
-                self._rebalance(cluster, group, when, _join_reason(new.member_id))
+                when = self._join(cluster, group, new, when, "deploy_restart")
                 when += dt.timedelta(seconds=30)
-        elif profile == "crash_loop" and 12 <= step % 24 <= 17 and group.members:
-            victim = sorted(group.members)[-1]
-            group.members.pop(victim)
-            self._rebalance(
-                cluster, group, when, f"removing member {victim} on heartbeat expiration"
-            )
-            self._add_member(cluster, group)
-            self._rebalance(
-                cluster,
-                group,
-                when + dt.timedelta(seconds=60),
-                "Adding new member with group instance id None; client reason: "
-                "need to re-join with the given member-id",
-            )
+        elif profile == "heartbeat_expiry" and 12 <= step % 24 <= 17 and group.members:
+            # The longest-standing member stalls: each comes back as the newest.
+            member = group.members.pop(next(iter(group.members)))
+            when = self._expire(cluster, group, member, when, "session_timeout")
+            back = self._add_member(cluster, group, client_id=member.client_id, host=member.host)
+            when += dt.timedelta(seconds=rng.randint(2, 20))
+            self._join(cluster, group, back, when, "session_timeout")
+        elif profile == "crash_loop" and 4 <= step <= 27 and step % 3 == 1 and group.members:
+            self._crash(cluster, group, when)
         elif profile == "autoscale" and step % 6 == 3:
             lag = sum(
                 cluster.end_offsets[tp] - group.committed.get(tp, 0)
@@ -394,11 +545,11 @@ class Fleet:
                 for tp in m.owned
             )
             if lag > 50_000 and len(group.members) < 8:
-                self._add_member(cluster, group)
-                self._rebalance(cluster, group, when, "Adding new member (scale out)")
+                new = self._add_member(cluster, group)
+                self._join(cluster, group, new, when, "scale_out")
             elif lag < 5_000 and len(group.members) > 1:
-                group.members.pop(sorted(group.members)[0])
-                self._rebalance(cluster, group, when, "Removing member on LeaveGroup (scale in)")
+                member = group.members.pop(sorted(group.members)[0])
+                self._leave(cluster, group, member, when, CLOSING, "scale_in")
         elif profile == "partition_expansion" and step == 20:
             topic = group.topics[0]
             cluster.topics[topic] += 3
@@ -406,40 +557,73 @@ class Fleet:
                 cluster.end_offsets.setdefault(tp, 0.0)
             for other in cluster.groups:
                 if topic in other.topics and other.members:
-                    self._rebalance(cluster, other, when, "cached metadata has changed")
+                    leader = min(other.members)
+                    reason = (
+                        f"Leader {leader} re-joining group during Stable; client reason: "
+                        "cached metadata has changed"
+                    )
+                    self._rebalance(cluster, other, when, reason, "partitions_added")
         elif profile == "regex_new_topic" and step == 24:
             new = f"{REGEX_PREFIX}mobile"
             cluster.topics[new] = 6
             cluster.topic_ids[new] = self._topic_id()
             cluster.rates[new] = 40.0
             group.topics.append(new)
-            self._rebalance(cluster, group, when, _pattern_rejoin(cluster.version, group))
+            reason = _pattern_rejoin(cluster.version, group)
+            self._rebalance(cluster, group, when, reason, "subscription_changed")
         elif profile == "poison_pill" and step == 10 and group.members:
             # The member holding the poison record blocks in processing past
             # max.poll.interval.ms; its heartbeat thread leaves the group.
-            victim = sorted(group.members)[-1]
-            member = group.members.pop(victim)
+            member = group.members.pop(sorted(group.members)[-1])
             if member.owned:
                 group.stuck.add(sorted(member.owned)[0])
-            group.returning.append(member.client_id)
-            self._rebalance(
-                cluster,
-                group,
-                when,
-                f"Removing member {victim} on LeaveGroup; "
-                "client reason: consumer poll timeout has expired.",
-            )
+            group.returning.append(member)
+            self._leave(cluster, group, member, when, POLL_TIMEOUT, "poll_timeout")
         elif profile == "poison_pill" and step == 11 and group.returning:
             # Processing gave up on the record 25 minutes later; the consumer rejoins
-            # with a new member id (a dynamic member's id is reset on leaving).
-            new = self._add_member(cluster, group, client_id=group.returning.pop())
-            self._rebalance(cluster, group, when, _join_reason(new.member_id))
+            # with a new member id (a dynamic member's id is reset on leaving): too late
+            # to count as a restart.
+            gone = group.returning.pop()
+            new = self._add_member(cluster, group, client_id=gone.client_id, host=gone.host)
+            self._join(cluster, group, new, when, "scale_out")
         elif profile == "static_restart" and step % 9 == 4 and group.members:
             old = sorted(group.members)[0]
             instance = group.members.pop(old).instance_id
             member = self._add_member(cluster, group, static=True, instance=instance)
             member.owned = []
             self._static_rejoin(cluster, group, old, member, when)
+
+    def _crash(self, cluster: Cluster, group: Group, died: dt.datetime) -> None:
+        """The crash-looping pod's consumer dies (no LeaveGroup) and restarts in place.
+        A classic group that the restarted consumer joins before the dead one's session
+        expired waits for the expiry: one generation with both."""
+        pod = next(m for m in group.members.values() if m.client_id == group.crash_client)
+        back = self._add_member(cluster, group, client_id=pod.client_id, host=pod.host)
+        group.members.pop(back.member_id)  # not started yet
+        coordinator = self._coordinator(cluster, group)
+        expires = died + SESSION_TIMEOUT
+        joins = died + dt.timedelta(seconds=self.rng.randint(10, 90))
+        if joins < expires and not group.kip848:
+            group.members.pop(pod.member_id)
+            group.members[back.member_id] = back
+            self._rebalance(
+                cluster,
+                group,
+                joins,
+                coordinator.join_reason(back.member_id),
+                "session_timeout",
+                coordinator.pending(joins - STEP, back.member_id),
+                coordinator.failed(expires, pod.member_id),
+                ends=expires + SYNC,
+            )
+            return
+        for when, what in sorted([(expires, "expire"), (joins, "join")]):
+            if what == "expire":
+                group.members.pop(pod.member_id)
+                self._expire(cluster, group, pod, when, "session_timeout")
+            else:
+                group.members[back.member_id] = back
+                self._join(cluster, group, back, when, "session_timeout")
 
     def _static_rejoin(
         self, cluster: Cluster, group: Group, old: str, member: Member, at: dt.datetime
@@ -448,19 +632,8 @@ class Fleet:
         previous = [m for m in group.members.values() if m is not member]
         taken = {tp for m in previous for tp in m.owned}
         member.owned = [tp for tp in self._partitions_of(cluster, group.topics) if tp not in taken]
-        if cluster.version == "4.1":
-            return
-        broker = self._coordinator(cluster, group)
-        line = render.log_line(
-            at,
-            "INFO",
-            f"[GroupCoordinator {broker}]: Static member with "
-            f"groupInstanceId={member.instance_id} and unknown member id joins "
-            f"group {group.name} in Stable state. Replacing previously mapped "
-            f"member {old} with this groupInstanceId.",
-            render.SCALA,
-        )
-        cluster.log_lines.setdefault((broker, at.strftime("%Y-%m-%d-%H")), []).append(line)
+        coordinator = self._coordinator(cluster, group)
+        self._log(cluster, coordinator, coordinator.static_rejoin(at, member.instance_id, old))
 
     # -- captures -----------------------------------------------------------------------
     def captures(self) -> Iterator[tuple[dt.datetime, Cluster]]:
@@ -506,7 +679,7 @@ class Fleet:
                 )
                 for tp, v in group.committed.items()
             }
-            coordinator = self._coordinator(cluster, group)
+            coordinator = self._coordinator(cluster, group).broker
             views.append(
                 render.GroupView(
                     group.name,
@@ -532,19 +705,11 @@ class Fleet:
         return topics
 
 
-def _join_reason(member_id: str) -> str:
-    """The coordinator's reason for a new dynamic member's join (KIP-394's second
-    JoinGroup, which carries the id the first one was given)."""
-    return (
-        f"Adding new member {member_id} with group instance id None; client reason: "
-        f"need to re-join with the given member-id: {member_id}"
-    )
-
-
 def _pattern_rejoin(version: str, group: Group) -> str:
     """The rejoin a pattern subscription's new topic starts, as each cluster's clients
     send it: 3.6's are pre-3.2 (no KIP-800 reason) and the leader notices first; 3.9's
-    too, but a follower's metadata update comes first; 4.1's name the change."""
+    too, but a follower's metadata update comes first; 4.1's name the change (a KIP-848
+    group's coordinator resolves the pattern itself and logs only the epoch bump)."""
     member = min(group.members, default="-")
     if version == "3.6":
         return f"Leader {member} re-joining group during Stable; client reason: not provided"
@@ -556,12 +721,25 @@ def _pattern_rejoin(version: str, group: Group) -> str:
     )
 
 
+def _iso(at: dt.datetime) -> str:
+    return at.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def truth_path(out: Path) -> Path:
+    """Where write_fleet puts its ground truth: beside the captures, not under them (so
+    ingest never reads it): data/sample -> data/sample.truth.jsonl."""
+    return out.with_name(out.name + TRUTH_SUFFIX)
+
+
 def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
-    """Write every capture and broker log of the simulated fleet under out."""
+    """Write every capture and broker log of the simulated fleet under out, and every
+    generation it went through (truth_path) with whether its log was collected."""
     fleet = Fleet(spec)
     written = {"captures": 0, "files": 0}
     failed_once = False
+    end = spec.start
     for at, cluster in fleet.captures():
+        end = at
         folder = out / cluster.name / "captures" / at.strftime("%Y-%m-%dT%H%MZ")
         folder.mkdir(parents=True, exist_ok=True)
         views = fleet.group_views(cluster, at)
@@ -582,14 +760,44 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
     # A log collection gap: the third cluster's coordinator logs of the fifth hour were
     # never collected, so its rebalances then take their causes from the captures.
     gap = (spec.start + dt.timedelta(hours=4)).strftime("%Y-%m-%d-%H")
+    hours = _hours(spec.start, end)
     for index, cluster in enumerate(fleet.clusters):
-        for (broker, hour), lines in sorted(cluster.log_lines.items()):
-            if index == 2 and hour == gap:
-                continue
-            folder = out / cluster.name / "logs" / f"broker-{broker}"
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"server.log.{hour}").write_text(
-                "\n".join(sorted(lines)) + "\n", encoding="utf-8"
-            )
-            written["files"] += 1
+        for broker in sorted(cluster.brokers):
+            for hour in hours:
+                if index == 2 and hour == gap:
+                    continue
+                lines = cluster.log_lines.get((broker, hour), []) + _housekeeping(
+                    cluster.version, broker, hour
+                )
+                folder = out / cluster.name / "logs" / f"broker-{broker}"
+                folder.mkdir(parents=True, exist_ok=True)
+                # Lines in time order, those of one moment as they were logged.
+                ordered = sorted(lines, key=lambda line: line[:25])
+                (folder / f"server.log.{hour}").write_text(
+                    "\n".join(ordered) + "\n", encoding="utf-8"
+                )
+                written["files"] += 1
+    gap_cluster = fleet.clusters[2].name if len(fleet.clusters) > 2 else None
+    with truth_path(out).open("w", encoding="utf-8") as truth:
+        for r in fleet.rebalances:
+            logged = not (r.cluster == gap_cluster and r.started_at.strftime("%Y-%m-%d-%H") == gap)
+            truth.write(json.dumps(r.as_json(logged), sort_keys=True) + "\n")
     return written
+
+
+def _hours(start: dt.datetime, end: dt.datetime) -> list[str]:
+    """Every log hour from start's to end's (brokers write a file each hour)."""
+    hour = start.replace(minute=0, second=0, microsecond=0)
+    out = []
+    while hour <= end:
+        out.append(hour.strftime("%Y-%m-%d-%H"))
+        hour += dt.timedelta(hours=1)
+    return out
+
+
+def _housekeeping(version: str, broker: int, hour: str) -> list[str]:
+    start = dt.datetime.strptime(hour, "%Y-%m-%d-%H").replace(tzinfo=dt.UTC)
+    return [
+        housekeeping(version, broker, start + dt.timedelta(minutes=m, seconds=broker))
+        for m in range(7, 60, 10)
+    ]

@@ -73,7 +73,7 @@ def attention(row: Mapping[str, Any], limits: Limits) -> tuple[int, list[str]]:
         text = f"{rebalances} rebalances ({causes_text(row.get('rebalances_by_cause'))})"
         seconds = row.get("paused_partition_seconds")
         if present(seconds):
-            text += f", {hms(seconds)} of paused partition-time"
+            text += f", {seconds:,.1f} paused partition-seconds"
         reasons.append(text)
     skew = row.get("mean_lag_skew")
     lagging = present(row.get("max_lag")) and row["max_lag"] >= limits.min_lag

@@ -34,12 +34,15 @@ Captures are not commits, so:
   owner STOPs, and one whose owner keeps the offset still STALLs, as Burrow tells them
   apart.
 - The broker's recent offsets are the log-end offsets of the window's captures taken
-  after the consumer last showed life. Those captures saw the very committed offset the
-  rule compares with, so a log end at or below it is zero lag at that moment, which is
-  what Burrow's check stands for. Burrow compares with its last `intervals` broker
-  fetches (10 fetches 10 s apart with its defaults), which can reach back before the
-  last commit, where a log end below it says nothing about the lag then; a window of
-  captures always reaches back a whole window, so those are left out.
+  when and after the consumer last showed life. Those captures saw the very committed
+  offset the rule compares with, so a log end at or below it is zero lag at that
+  moment, which is what Burrow's check stands for: a consumer caught up on a quiet
+  partition when it last showed life is not STOP when a message arrives after it.
+  Burrow compares with its last `intervals` broker fetches (10 fetches 10 s apart with
+  its defaults), which can reach back before the last commit, where a log end below it
+  says nothing about the lag then; a window of captures always reaches back a whole
+  window, so those are left out. Burrow's CheckRules case 9 (zero lag at every commit,
+  then silence while the broker moved on) is therefore OK here, STOP in Burrow.
 - The window is the rated capture and the `intervals - 1` captures before it. A capture
   is a commit sample and a broker fetch at once, so one window holds both, where Burrow
   keeps `intervals` commits and `intervals` broker offsets apart. Once every capture of
@@ -204,10 +207,12 @@ def window_checks(entries: Entries, intervals: int, allowed_lag: int = ALLOWED_L
     last_life = np.maximum.accumulate(np.where(e.starts | e.owned | moved, row, 0))
     ts = e.micros[last_life]
     stopped = e.micros - ts > ts - ts[window]
-    # After the last life the committed offset is the current one: log end <= it is a
-    # zero lag seen then.
+    # From the last life on the committed offset is the current one: a log end <= it is
+    # a zero lag seen then, the last life's own capture included (a consumer caught up
+    # on a quiet partition when it last showed life is not stopped because a message
+    # came after it: Burrow's recent broker offsets equal to the last commit).
     caught_up = e.log_end_known & (e.log_ends <= e.offsets)
-    recent_lag_zero = any_in(caught_up, np.maximum(window, last_life + 1))
+    recent_lag_zero = any_in(caught_up, np.maximum(window, last_life))
 
     rewound = rewind_recovered = np.zeros(n, dtype=bool)
     if back.any():  # rare: most partitions never rewind

@@ -3,7 +3,9 @@
 It is built from the date's other gold tables once they are written (small, one row per
 group or per partition), so nothing upstream is computed twice. Every group any of them
 knows gets a row: a group with offsets but no rebalance has a Burrow status and no
-replay numbers; an idle group with a rebalance and no offsets the reverse.
+replay numbers; an idle group with a rebalance and no offsets the reverse. Its pauses,
+balance and lag skew are what the group runs as the recommendation measures it (the
+declared assignor's replay of every generation), so the two tables agree.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from fleet_rebalance.metrics.attention import Limits, attention
-from fleet_rebalance.replay.engine import OBSERVED
 
 KEYS = ["cluster", "group_id", "date"]
 FROM_RECOMMENDATIONS = (
@@ -34,14 +35,18 @@ FROM_RECOMMENDATIONS = (
 def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructType) -> DataFrame:
     """`tables`: the date's stickiness, skew, consumer_status, rebalance_causes,
     rebalance_timeline, lag_distribution and recommendations."""
-    observed = (
+    # What the group runs, measured as every comparison measures it: the declared
+    # assignor's replay of every generation (recommendations' compared_with; observed
+    # where that assignor is not replayed).
+    baseline = tables["recommendations"].select(*KEYS, F.col("compared_with").alias("assignor"))
+    runs = (
         tables["stickiness"]
-        .where(F.col("assignor") == OBSERVED)
-        .select(*KEYS, "paused_partitions", "paused_partition_seconds")
+        .join(baseline, [*KEYS, "assignor"], how="left_semi")
+        .select(*KEYS, "paused_partitions", "paused_partition_seconds", "messages_delayed")
     )
     skewed = (
         tables["skew"]
-        .where(F.col("assignor") == OBSERVED)
+        .join(baseline, [*KEYS, "assignor"], how="left_semi")
         .select(*KEYS, "max_count_spread", "mean_lag_skew")
     )
     status = (
@@ -78,7 +83,7 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
     recs = tables["recommendations"].select(
         *KEYS, *FROM_RECOMMENDATIONS, F.col("reason").alias("change_reason")
     )
-    parts = [observed, skewed, status, causes, generations, lag, recs]
+    parts = [runs, skewed, status, causes, generations, lag, recs]
     groups = parts[0].select(*KEYS)
     for part in parts[1:]:
         groups = groups.unionByName(part.select(*KEYS))

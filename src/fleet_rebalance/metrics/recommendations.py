@@ -31,10 +31,17 @@ reason to change an assignor, let alone a protocol.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame
+from pyspark.sql.types import StructType
 
+from fleet_rebalance.metrics import changes
 from fleet_rebalance.metrics import recommendation_text as text
+from fleet_rebalance.metrics.changes import Limits
 from fleet_rebalance.metrics.protocols import (
     CLASSIC,
     CONSUMER,
@@ -321,4 +328,111 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         saved.cast("long").alias("paused_partitions_saved"),
         F.when(kind == text.STATIC, F.col("s_rebalances")).cast("int").alias("rebalances_saved"),
         seconds_saved.cast("double").alias("paused_partition_seconds_saved"),
+        "brokers",
     )
+
+
+def stuck_partitions(consumer_status: DataFrame, offsets: DataFrame) -> DataFrame:
+    """cluster, group_id, date, topic, partition, offset, lag, since: partitions Burrow
+    rates STALL at the day's last capture in groups whose other partitions are not all
+    STALL (one record the consumer cannot pass, not a consumer that stopped), with the
+    committed offset they sit at (the offsets capture the status was rated on)."""
+    by_group = consumer_status.groupBy(*GROUP).agg(
+        F.count_if(F.col("status") != "STALL").alias("_moving")
+    )
+    stalled = (
+        consumer_status.where(F.col("status") == "STALL")
+        .join(by_group.where(F.col("_moving") > 0), GROUP, how="left_semi")
+        .select(
+            *GROUP,
+            "topic",
+            "partition",
+            F.col("current_lag").alias("lag"),
+            F.when(F.col("worst_status") == "STALL", F.col("worst_status_at"))
+            .otherwise(F.col("evaluated_at"))
+            .alias("since"),
+            "evaluated_at",
+        )
+    )
+    committed = offsets.select(
+        "cluster",
+        "group_id",
+        "topic",
+        "partition",
+        F.col("captured_at").alias("evaluated_at"),
+        F.col("current_offset").alias("offset"),
+    ).dropDuplicates(["cluster", "group_id", "topic", "partition", "evaluated_at"])
+    return stalled.join(
+        committed, ["cluster", "group_id", "topic", "partition", "evaluated_at"], how="left"
+    ).drop("evaluated_at")
+
+
+def final_changes(
+    recommended: DataFrame,
+    rebalances: DataFrame,
+    replay_metrics: DataFrame,
+    stuck: DataFrame,
+    limits: Limits,
+    schema: StructType,
+) -> DataFrame:
+    """recommendations' rows with each group's final change (changes.decide): the
+    faults and consumer settings the day's rebalances and statuses call for beside the
+    assignor, protocol and static-membership choice, and only changes whose gain is
+    material. `rebalances`: the date's non-initial rebalance_events (with `date`);
+    `replay_metrics`: the date's; `stuck`: stuck_partitions'. The result is in
+    `schema` (the recommendations table's)."""
+    baseline = recommended.select(*GROUP, F.col("compared_with").alias("assignor"))
+    costs = replay_metrics.withColumnRenamed("event_date", "date").join(
+        baseline, [*GROUP, "assignor"], how="left_semi"
+    )
+    costed = rebalances.join(
+        costs.select(*GROUP, "event_seq", "paused_partitions", "paused_partition_seconds"),
+        [*GROUP, "event_seq"],
+        how="left",
+    )
+    events = costed.groupBy(*GROUP).agg(
+        F.collect_list(
+            F.struct(
+                "event_seq",
+                "cause",
+                "departed",
+                "returned",
+                "away_ms",
+                "paused_partitions",
+                "paused_partition_seconds",
+            )
+        ).alias("_events")
+    )
+    stalled = stuck.groupBy(*GROUP).agg(
+        F.collect_list(F.struct("topic", "partition", "offset", "lag", "since")).alias("_stuck")
+    )
+    joined = recommended.join(events, GROUP, how="left").join(stalled, GROUP, how="left")
+    columns = [f.name for f in schema.fields]
+
+    def decide(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in batches:
+            rows = [_decided(row, limits) for row in frame.to_dict("records")]
+            yield pd.DataFrame(rows, columns=columns)
+
+    return joined.mapInPandas(decide, schema)
+
+
+def _items(value: Any) -> list:
+    """An array column's value in a pandas row: a sequence, or None (NaN) for null."""
+    return [] if value is None or isinstance(value, float) else list(value)
+
+
+def _decided(row: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    events = [dict(e) for e in _items(row.pop("_events", None))]
+    stuck = [dict(s) for s in _items(row.pop("_stuck", None))]
+    change = changes.decide(row, events, stuck, limits)
+    changed_assignor = change.pop("changed_assignor")
+    was = row["change_kind"]
+    row.update(change)
+    if not changed_assignor and was in (text.ASSIGNOR, text.MIGRATION):
+        # What runs stays: the recommended side is the baseline's.
+        row["recommended_assignor"] = row["declared_assignor"] or row["compared_with"]
+        for name in COMPARED:
+            row[f"recommended_{name}"] = row[f"declared_{name}"]
+            row[f"{name}_delta"] = None if row[f"declared_{name}"] is None else 0
+    return row

@@ -42,6 +42,7 @@ def stickiness(replay_metrics: DataFrame) -> DataFrame:
         F.sum("differing_partitions").cast("long").alias("differing_partitions"),
         seconds_sum(F.col("paused_partition_seconds")).alias("paused_partition_seconds"),
         F.count("paused_partition_seconds").cast("int").alias("timed_events"),
+        F.sum("messages_delayed").cast("long").alias("messages_delayed"),
     )
 
 

@@ -37,6 +37,7 @@ TABLES: dict[str, StructType] = {
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("paused_partition_seconds", DBL),
         ("timed_events", INT),
+        ("messages_delayed", L),
     ),
     "skew": _schema(
         ("assignor", S),
@@ -135,6 +136,8 @@ TABLES: dict[str, StructType] = {
         ("evidence", S),
         ("generation", INT),
         ("duration_ms", L),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("source", S),
     ),
     "group_health": _schema(
         ("protocol", S),
@@ -161,7 +164,10 @@ TABLES: dict[str, StructType] = {
         ("change_reason", S),
         ("severity", INT),
         ("attention", ArrayType(S)),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("messages_delayed", L),
     ),
 }
-# Built from the others once they are written (metrics/group_health.py).
-DERIVED = ("group_health",)
+# Built from the tables before them once those are written (recommendations reads
+# stickiness, skew and consumer_status; group_health all the others).
+DERIVED = ("recommendations", "group_health")

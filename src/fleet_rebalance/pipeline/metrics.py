@@ -15,12 +15,18 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics import consumer_status as status
 from fleet_rebalance.metrics import lag_distribution as lags
-from fleet_rebalance.metrics.attention import Limits
+from fleet_rebalance.metrics.attention import Limits as AttentionLimits
+from fleet_rebalance.metrics.changes import Limits
 from fleet_rebalance.metrics.flapping import partition_flapping
 from fleet_rebalance.metrics.group_health import group_health
 from fleet_rebalance.metrics.protocols import group_context
-from fleet_rebalance.metrics.rebalance_causes import event_causes, rebalance_causes
-from fleet_rebalance.metrics.recommendations import declared_strategies, recommendations
+from fleet_rebalance.metrics.rebalance_causes import rebalance_causes, rebalances
+from fleet_rebalance.metrics.recommendations import (
+    declared_strategies,
+    final_changes,
+    recommendations,
+    stuck_partitions,
+)
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.static_membership import static_membership
@@ -39,34 +45,30 @@ def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> Da
     )
 
 
+def _reader(spark: SparkSession, config: Config) -> Callable[..., DataFrame]:
+    """table(name, partition column, *days): only the partitions of `days` are read, so
+    a night's work is its dates'."""
+    warehouse = Warehouse(spark, config.warehouse)
+
+    def table(name: str, column: str, *days: dt.date) -> DataFrame:
+        return warehouse.read(name, where={column: list(days)})
+
+    return table
+
+
 def gold_frames(
     spark: SparkSession, config: Config, run_date: dt.date, samples: DataFrame
 ) -> dict[str, DataFrame]:
     """Every gold table of run_date as a DataFrame in its documented schema (lazy);
     `samples` is offset_history's (two tables read it)."""
 
-    warehouse = Warehouse(spark, config.warehouse)
-
-    def table(name: str, column: str, *days: dt.date) -> DataFrame:
-        """Only the partitions of `days` are read: a night's work is its dates'."""
-        return warehouse.read(name, where={column: list(days)})
-
+    table = _reader(spark, config)
     yesterday = run_date - dt.timedelta(days=1)
     replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
-    states = table("group_states", "capture_date", run_date)
-    declared = declared_strategies(states)
     events = table("coordinator_events", "log_date", yesterday, run_date)
     m = config.metrics
-    # Each non-initial event matched to its generation (the replay matched the same rows
-    # for paused_partition_seconds); metrics.static_membership reads it too.
-    causes = event_causes(
-        table("rebalance_events", "event_date", run_date),
-        table("members", "capture_date", yesterday, run_date),
-        events,
-        run_date,
-        m.static_session_timeout_s,
-    )
+    replayed_events = table("rebalance_events", "event_date", run_date)
     frames = {
         "stickiness": sticky,
         "skew": skewed,
@@ -76,18 +78,10 @@ def gold_frames(
         ),
         "partition_flapping": partition_flapping(
             table("assignment_replay", "event_date", run_date),
-            table("rebalance_events", "event_date", run_date),
-        ),
-        "recommendations": recommendations(
-            sticky,
-            skewed,
-            declared,
-            group_context(states, table("members", "capture_date", run_date), events),
-            static_what_if=static_membership(causes, replayed, declared),
-            static_session_timeout_s=m.static_session_timeout_s,
+            replayed_events,
         ),
         "rebalance_timeline": rebalance_timeline(events, run_date, m.offsets_topic_partitions),
-        "rebalance_causes": rebalance_causes(causes),
+        "rebalance_causes": rebalance_causes(replayed_events),
     }
     return {
         name: frames[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
@@ -96,16 +90,50 @@ def gold_frames(
     }
 
 
+def recommendations_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    """recommendations of run_date: DESIGN.md's assignor, protocol and static-membership
+    rule over the written stickiness and skew, then each group's final change
+    (metrics/changes.py) with the written consumer_status's stuck partitions."""
+    table = _reader(spark, config)
+    m = config.metrics
+    yesterday = run_date - dt.timedelta(days=1)
+    replayed = table("replay_metrics", "event_date", run_date)
+    states = table("group_states", "capture_date", run_date)
+    declared = declared_strategies(states)
+    logs = table("coordinator_events", "log_date", yesterday, run_date)
+    moved = rebalances(table("rebalance_events", "event_date", run_date))
+    chosen = recommendations(
+        table("stickiness", "date", run_date),
+        table("skew", "date", run_date),
+        declared,
+        group_context(states, table("members", "capture_date", run_date), logs),
+        static_what_if=static_membership(moved, replayed, declared),
+        static_session_timeout_s=m.static_session_timeout_s,
+    )
+    stuck = stuck_partitions(
+        table("consumer_status", "date", run_date), table("offsets", "capture_date", run_date)
+    )
+    limits = Limits(
+        m.change_min_rebalances_saved,
+        m.change_min_seconds_saved,
+        m.change_min_paused_partitions_saved,
+        m.change_min_skew_gain,
+        m.migration_gain_factor,
+        m.crash_loop_restarts,
+    )
+    return final_changes(chosen, moved, replayed, stuck, limits, gold.TABLES["recommendations"])
+
+
 def health_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
     """group_health of run_date from the date's gold tables as written."""
     warehouse = Warehouse(spark, config.warehouse)
     tables = {
         name: warehouse.read(name, where={"date": [run_date]})
         for name in gold.TABLES
-        if name not in gold.DERIVED
+        if name != "group_health"
     }
     m = config.metrics
-    limits = Limits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
+    limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
     return group_health(tables, limits, gold.TABLES["group_health"])
 
 
@@ -164,7 +192,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     frames = gold_frames(spark, config, run_date, samples)
     for name in gold.TABLES:
         started = time.monotonic()
-        frame = frames[name] if name in frames else health_frame(spark, config, run_date)
+        frame = frames[name] if name in frames else DERIVED[name](spark, config, run_date)
         counts[name] = _write(frame, warehouse, name, run_date)
         log.info(
             "%s: %d rows for %s in %.1fs",
@@ -174,6 +202,12 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
             time.monotonic() - started,
         )
     return counts
+
+
+DERIVED: dict[str, Callable[[SparkSession, Config, dt.date], DataFrame]] = {
+    "recommendations": recommendations_frame,
+    "group_health": health_frame,
+}
 
 
 def _write(frame: DataFrame, warehouse: Warehouse, name: str, run_date: dt.date) -> int:

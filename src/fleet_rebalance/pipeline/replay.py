@@ -32,17 +32,18 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OK
 from fleet_rebalance.config import Config
-from fleet_rebalance.metrics.rebalance_causes import event_causes, with_paused_partition_seconds
 from fleet_rebalance.pipeline import bronze, silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.gaps import lost_groups
-from fleet_rebalance.replay.group import TopicHistory
+from fleet_rebalance.replay.group import LOG, TopicHistory
+from fleet_rebalance.replay.history import Coverage, Settings
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.replay")
 KEY = ["cluster", "group_id", "captured_at"]
 JSONL = "jsonl"  # ingested_files.kind of a programmatic exporter's snapshots
+COORDINATOR_LOG = "coordinator_log"  # ingested_files.kind of a broker's server.log
 
 
 def run(
@@ -53,11 +54,17 @@ def run(
     started = time.monotonic()
     assignors = assignors or default_assignors()
     history = topic_history(spark, config, run_date)
+    m = config.metrics
     function = partial(
         replay_group_arrow,
         run_date=run_date,
         assignors=assignors,
         topic_history=history,
+        coverage=log_coverage(spark, config, run_date),
+        settings=Settings(
+            dt.timedelta(seconds=m.rejoin_window_s),
+            dt.timedelta(seconds=m.static_session_timeout_s),
+        ),
         schema=to_arrow_schema(silver.union_schema()),
     )
     result = per_group(spark, config, run_date, function).persist()
@@ -84,33 +91,57 @@ def run(
 def silver_frames(
     spark: SparkSession, config: Config, run_date: dt.date, result: DataFrame
 ) -> dict[str, DataFrame]:
-    """Each silver table's rows from per_group's `result`, in its schema; replay_metrics
-    priced with the durations of the events' coordinator generations."""
-    frames = {
+    """Each silver table's rows from per_group's `result`, in its schema."""
+    return {
         name: result.where(F.col("_table") == name).select(
             *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
         )
         for name, table_schema in silver.TABLES.items()
     }
-    causes = event_causes_of(spark, config, run_date, result)
-    frames["replay_metrics"] = with_paused_partition_seconds(frames["replay_metrics"], causes)
-    return frames
 
 
-def event_causes_of(
-    spark: SparkSession, config: Config, run_date: dt.date, result: DataFrame
-) -> DataFrame:
-    """The replayed events matched to their coordinator generations (what the metrics
-    step's rebalance_causes matches, on the same rows), for their durations."""
-    days = _replayed_days(run_date)
+def log_coverage(spark: SparkSession, config: Config, run_date: dt.date) -> dict[str, Coverage]:
+    """Each cluster's hours of the replayed days with a coordinator log: the hour a
+    log file is named for (server.log.YYYY-MM-DD-HH), and every hour from each log
+    file's first coordinator line to its last. Small: clusters x hours."""
     warehouse = Warehouse(spark, config.warehouse)
-    logs = (
-        _table(spark, config, "coordinator_events", days)
-        if warehouse.exists("coordinator_events")
-        else None
+    days = _replayed_days(run_date)
+    hour = F.date_trunc("hour", "captured_at")
+    named = (
+        _table(spark, config, "ingested_files", days)
+        .where(
+            (F.col("kind") == COORDINATOR_LOG)
+            & F.col("status").isin(OK, INCOMPLETE)
+            & F.col("captured_at").isNotNull()
+        )
+        .select("cluster", hour.alias("hour"))
     )
-    events = result.where(F.col("_table") == "rebalance_events")
-    return event_causes(events, _members(spark, config, days), logs, run_date)
+    if warehouse.exists("coordinator_events"):
+        spans = (
+            _table(spark, config, "coordinator_events", days)
+            .groupBy("cluster", "source_file")
+            .agg(F.min("logged_at").alias("first"), F.max("logged_at").alias("last"))
+            .select(
+                "cluster",
+                F.explode(
+                    F.sequence(
+                        F.date_trunc("hour", "first"),
+                        F.date_trunc("hour", "last"),
+                        F.expr("INTERVAL 1 HOUR"),
+                    )
+                ).alias("hour"),
+            )
+        )
+        named = named.unionByName(spans)
+    hours: dict[str, set[dt.datetime]] = {}
+    for row in named.where(F.col("cluster").isNotNull()).distinct().collect():
+        hours.setdefault(row["cluster"], set()).add(_naive(row["hour"]))
+    return {cluster: Coverage(frozenset(found)) for cluster, found in hours.items()}
+
+
+def _naive(at: dt.datetime) -> dt.datetime:
+    """An instant as the replay's naive UTC (how Arrow hands captures to it)."""
+    return at.astimezone(dt.UTC).replace(tzinfo=None) if at.tzinfo else at
 
 
 def per_group(
@@ -119,7 +150,9 @@ def per_group(
     """function(key, captures, lags) -> silver rows as an Arrow table, once per
     (cluster, group_id)."""
     keys = capture_keys(spark, config, run_date)
-    captures = capture_rows(spark, config, run_date, keys)
+    captures = capture_rows(spark, config, run_date, keys).unionByName(
+        log_rows(spark, config, run_date, keys), allowMissingColumns=True
+    )
     lags = lag_rows(spark, config, run_date, keys)
     return (
         captures.groupBy("cluster", "group_id")
@@ -224,6 +257,8 @@ def capture_rows(
         *KEY,
         "consumer_id",
         "group_instance_id",
+        "host",
+        "client_id",
         "subscription",
         F.transform("assignment", lambda tp: tp["topic"]).alias("assigned_topics"),
         F.transform("assignment", lambda tp: tp["partition"]).alias("assigned_partitions"),
@@ -256,18 +291,41 @@ def _states(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFra
     )
 
 
-def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame) -> DataFrame:
-    """Per-partition lags of exactly the captures of `keys`, trimmed to what the
-    replay reads: a lag of 0 (or unknown) adds nothing to any member's lag, so only
-    non-zero lags travel, plus one row per capture and topic carrying its highest
-    partition (lag null) for the partition count. Most partitions of a healthy fleet
-    sit at lag 0, so this ships a fraction of the offsets rows."""
-    days = _replayed_days(run_date)
-    offsets = _table(spark, config, "offsets", days).select(*KEY, "topic", "partition", "lag")
-    highest = offsets.groupBy(*KEY, "topic").agg(
-        F.max("partition").alias("partition"), F.lit(None).cast("long").alias("lag")
+def log_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame) -> DataFrame:
+    """The coordinator log lines of the replayed days that name a replayed group, in
+    the capture rows' frame (`_kind` "log", logged_at as captured_at)."""
+    warehouse = Warehouse(spark, config.warehouse)
+    columns = ["event", "generation", "member_id", "reason", "line"]
+    if not warehouse.exists("coordinator_events"):
+        return spark.createDataFrame(
+            [],
+            "cluster string, group_id string, captured_at timestamp, _kind string, "
+            "event string, generation int, member_id string, reason string, line string",
+        )
+    groups = keys.select("cluster", "group_id").distinct()
+    return (
+        _table(spark, config, "coordinator_events", _replayed_days(run_date))
+        .where(F.col("group_id").isNotNull())
+        .join(groups, ["cluster", "group_id"], how="left_semi")
+        .select(
+            "cluster",
+            "group_id",
+            F.col("logged_at").alias("captured_at"),
+            F.lit(LOG).alias("_kind"),
+            *columns,
+        )
     )
-    return offsets.where(F.col("lag") != 0).unionByName(highest).join(keys, on=KEY, how="left_semi")
+
+
+def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame) -> DataFrame:
+    """Per-partition lags and log-end offsets of exactly the captures of `keys`: the
+    lags weigh each member's share of the lag, the log ends give each partition's produce
+    rate between two captures (what a rebalance's pause delays)."""
+    days = _replayed_days(run_date)
+    offsets = _table(spark, config, "offsets", days).select(
+        *KEY, "topic", "partition", "lag", "log_end_offset"
+    )
+    return offsets.join(keys, on=KEY, how="left_semi")
 
 
 def topic_history(

@@ -43,6 +43,16 @@ TABLES: dict[str, StructType] = {
         ("partition_count", INT),
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("previous_capture_at", TS),
+        ("generation", INT),
+        ("source", S),
+        ("cause", S),
+        ("evidence", S),
+        ("duration_ms", L),
+        ("static_avoidable", B),
+        ("capture_difference", S),
+        ("departed", S),
+        ("returned", S),
+        ("away_ms", L),
     ),
     "assignment_replay": _schema(
         ("cluster", S),
@@ -80,6 +90,7 @@ TABLES: dict[str, StructType] = {
         ("differing_partitions", INT),
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("paused_partition_seconds", DBL),
+        ("messages_delayed", L),
     ),
     "replay_errors": _schema(
         ("cluster", S), ("group_id", S), ("event_seq", INT), ("assignor", S), ("reason", S)

@@ -9,14 +9,13 @@ in one call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fleet_rebalance.replay.group import TopicHistory, error_row, replay_rows
+from fleet_rebalance.replay.group import error_row, replay_rows
 
 
 def replay_group_arrow(
@@ -25,20 +24,13 @@ def replay_group_arrow(
     lags: pa.Table,
     *,
     run_date: Any,
-    assignors: list[str],
-    topic_history: Mapping[str, TopicHistory],
     schema: pa.Schema,
+    **replay: Any,
 ) -> pa.Table:
-    """The silver rows of one (cluster, group_id), in `schema` (the silver union's)."""
+    """The silver rows of one (cluster, group_id), in `schema` (the silver union's);
+    `replay`: replay_rows' other keywords."""
     plain = tuple(k.as_py() for k in key)
-    rows = replay_rows(
-        plain,
-        frame_of(captures),
-        frame_of(lags),
-        run_date=run_date,
-        assignors=assignors,
-        topic_history=topic_history,
-    )
+    rows = replay_rows(plain, frame_of(captures), frame_of(lags), run_date=run_date, **replay)
     try:
         return table_of(rows, schema)
     except (pa.ArrowException, TypeError, ValueError) as exc:  # a row Arrow cannot hold

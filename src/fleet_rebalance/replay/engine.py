@@ -5,8 +5,11 @@ partitions (by member identity, so a static member keeps its partitions across a
 member id) and a generation that grows by one per event; cooperative assignors run the
 follow-up round. A day that starts from the previous date's baseline capture seeds every
 state from it first (see _seed), so its first event is not all `fresh`. `observed` is
-the assignment actually captured; its rows also say whether it equals what the group's
-declared strategy would produce from the previous observed assignment (conformance).
+the assignment actually captured, so it has rows only at the generations a capture
+shows; those rows also say whether it equals what the group's declared strategy gives
+from the last observed assignment, carried through the generations in between as that
+strategy would have assigned them (conformance). An event's cost (paused
+partition-seconds, messages delayed) takes the generation's logged duration.
 
 Memory: one event's members and partitions at a time plus, per assignor, one
 assignment; nothing grows with the number of events.
@@ -50,24 +53,31 @@ def replay_events(
 ) -> Iterator[ReplayRow]:
     states = {name: _State() for name in assignors}
     loaded = {name: get_assignor(name) for name in assignors if name != OBSERVED}
+    # What the declared strategy gives, carried from the last observed assignment through
+    # the generations no capture shows: what the group's assignment should be.
+    shadow = _State()
     first = True
     for event in events:
         if first and event.previous is not None:
             yield from _seed(event, states, loaded, racks)
+            baseline = event.previous.members
+            if all(m.assignment is not None for m in baseline):
+                shadow.assignment = {m.key: list(m.assignment or ()) for m in baseline}
         first = False
         snapshot = event.snapshot
         members = {m.key: m for m in snapshot.members}
         counts = snapshot.subscribed_counts()
         universe = [TopicPartition(t, p) for t, n in counts.items() for p in range(n)]
         observed = {k: list(m.assignment) for k, m in members.items() if m.assignment is not None}
-        observed_complete = len(observed) == len(members)
+        observed_complete = bool(members) and len(observed) == len(members)
+        expected = _expected(event, shadow, members, counts, racks)
         for name in assignors:
             state = states[name]
             if state.failed:
                 continue
             try:
                 if name == OBSERVED:
-                    if not observed_complete:
+                    if not observed_complete and members:
                         continue
                     protocol = _declared_protocol(snapshot.strategy)
                     result = observed
@@ -87,7 +97,14 @@ def replay_events(
                 )
                 continue
             values = event_metrics(
-                state.assignment, result, members, universe, protocol, snapshot.lags
+                state.assignment,
+                result,
+                members,
+                universe,
+                protocol,
+                snapshot.lags,
+                event.duration_ms,
+                event.rates,
             )
             values.update(
                 event_seq=event.seq,
@@ -98,10 +115,9 @@ def replay_events(
                 conforms=None,
                 differing_partitions=None,
             )
-            if name == OBSERVED:
-                values.update(
-                    _conformance(event, states[OBSERVED], members, counts, result, universe, racks)
-                )
+            if name == OBSERVED and expected is not None and event.previous is not None:
+                differing = differing_partitions(expected, result, universe)
+                values.update(conforms=differing == 0, differing_partitions=differing)
             yield ReplayRow("replay_metrics", values)
             for key, tps in sorted(result.items()):
                 yield ReplayRow(
@@ -115,6 +131,23 @@ def replay_events(
                 )
             state.assignment = {k: list(v) for k, v in result.items()}
             state.generation += 1
+        if observed_complete or not members:
+            shadow.assignment = observed
+        elif expected is not None:
+            shadow.assignment = expected
+        shadow.generation += 1
+
+
+def _expected(event: RebalanceEvent, shadow: _State, members, counts, racks):
+    """The declared strategy's assignment at this event from the shadow state; None
+    when the group declares none we replay, or an assignor failed on it."""
+    strategy = event.snapshot.strategy
+    if strategy not in available_assignors():
+        return None
+    try:
+        return _assign(get_assignor(strategy), members, counts, shadow, racks)
+    except Exception:  # the replay of that assignor reports it in replay_errors
+        return None
 
 
 def _seed(event: RebalanceEvent, states, loaded, racks) -> Iterator[ReplayRow]:
@@ -162,14 +195,3 @@ def _declared_protocol(strategy: str | None) -> str:
     if strategy in ("cooperative-sticky", "uniform"):
         return "cooperative"
     return "eager"
-
-
-def _conformance(
-    event: RebalanceEvent, observed_state: _State, members, counts, actual, universe, racks
-) -> dict[str, Any]:
-    strategy = event.snapshot.strategy
-    if strategy not in available_assignors() or event.previous is None:
-        return {}
-    expected = _assign(get_assignor(strategy), members, counts, observed_state, racks)
-    differing = differing_partitions(expected, actual, universe)
-    return {"conforms": differing == 0, "differing_partitions": differing}

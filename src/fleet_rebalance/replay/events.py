@@ -1,10 +1,11 @@
-"""Rebalance events from a group's capture history.
+"""A rebalance event, and what two captures show changed.
 
-An event is emitted when, between two usable captures, the member set (by identity:
-static members by group.instance.id), a member's subscription, or the partition count of
-a subscribed topic changed. Captures that cannot tell the group's membership are gaps,
+Where no coordinator log covers a period (history.py), an event is emitted when,
+between two usable captures, the member set (by identity: static members by
+group.instance.id), a member's subscription, or the partition count of a subscribed
+topic changed (`classify`). Captures that cannot tell the group's membership are gaps,
 never evidence that members left:
-- failed captures never reach this module (the caller drops them);
+- failed captures never reach the replay (the caller drops them);
 - mid-rebalance captures (PreparingRebalance, CompletingRebalance, Assigning, Reconciling,
   or every member listed with an empty assignment) are skipped: the next stable capture
   shows where the rebalance ended, and one event covers it.
@@ -13,20 +14,16 @@ never evidence that members left:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.replay.snapshots import Snapshot
 
-TRIGGERS = (
-    "initial",
-    "member_joined",
-    "member_left",
-    "members_replaced",
-    "subscription_changed",
-    "partitions_added",
-    "mixed",
-)
+# A logged generation whose members, subscriptions and partition counts are all as
+# before (a leader's rejoin, a metadata update): the captures could never see it.
+NO_CHANGE = "no_change"
+CAPTURES, LOGS, BOTH = "captures", "logs", "both"
 
 
 @dataclass(frozen=True)
@@ -38,6 +35,27 @@ class RebalanceEvent:
     previous: Snapshot | None
     # The last capture that still showed `previous`'s state: the change happened after it.
     previous_at: dt.datetime | None = None
+    # Where the event comes from (history.py): a logged generation no capture saw, a
+    # change between captures no log covers, or a logged generation a capture confirms.
+    source: str = CAPTURES
+    generation: int | None = None
+    duration_ms: int | None = None
+    cause: str | None = None  # None for `initial`
+    evidence: str | None = None
+    static_avoidable: bool = False
+    # How the capture confirming a logged generation differs from the log's members.
+    capture_difference: str | None = None
+    # The consumer (its identity: group.instance.id, client id or host) this event let
+    # go, the one it took back in after it had left, and how long that one was away (or,
+    # with only `departed`, how long until it came back; null: not that day).
+    departed: str | None = None
+    returned: str | None = None
+    away_ms: int | None = None
+    # The capture whose lags the event is measured with, and the two captures around it
+    # (its produce rates: `rates`, messages per second per partition).
+    lags_at: dt.datetime | None = None
+    window: tuple[dt.datetime, dt.datetime] | None = None
+    rates: Mapping[TopicPartition, float] = field(default_factory=dict)
 
 
 def classify(previous: Snapshot | None, current: Snapshot) -> str | None:
@@ -68,33 +86,3 @@ def classify(previous: Snapshot | None, current: Snapshot) -> str | None:
     if not causes:
         return None
     return causes[0] if len(causes) == 1 else "mixed"
-
-
-def derive_events(
-    snapshots: Iterable[Snapshot], baseline: Snapshot | None = None, first_seq: int = 1
-) -> Iterator[RebalanceEvent]:
-    """Events from snapshots given in capture order (streamed: only the previous
-    snapshot is kept). `baseline` is the previous date's last usable capture: changes
-    against it are events of this date; without it the first capture is the group's
-    `initial` event."""
-    previous = baseline if baseline is None or not baseline.rebalancing else None
-    # Until a rebalancing snapshot comes, the capture before each snapshot repeats
-    # `previous` (repeats are no snapshots), so it is the last one known to show it.
-    seen, after_previous = (previous.captured_at if previous else None), True
-    seq = first_seq
-    for snapshot in snapshots:
-        if previous is not None and snapshot.captured_at <= previous.captured_at:
-            raise ValueError(
-                f"snapshots out of capture order: {snapshot.captured_at} after "
-                f"{previous.captured_at}"
-            )
-        if after_previous and previous is not None and snapshot.follows is not None:
-            seen = max(seen, snapshot.follows)
-        if snapshot.rebalancing:
-            after_previous = False
-            continue
-        trigger = classify(previous, snapshot)
-        if trigger is not None:
-            yield RebalanceEvent(seq, snapshot.captured_at, trigger, snapshot, previous, seen)
-            seq += 1
-        previous, seen, after_previous = snapshot, snapshot.captured_at, True

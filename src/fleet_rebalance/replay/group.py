@@ -5,13 +5,17 @@ replay/arrow_io.py) and, for the oracle test and the benchmarks, directly with p
 pandas. Both inputs are flat columns, so
 Arrow converts them without building a Python object per nested value:
 - captures: one row per member per usable capture (captured_at, state,
-  assignment_strategy, consumer_id, group_instance_id, subscription, assigned_topics,
-  assigned_partitions; assigned_* null when the assignment was not captured), and one
-  row with a null consumer_id for a capture of an Empty group;
-- lags: one row per partition per capture (captured_at, topic, partition, lag).
-Topic partition counts come from `topic_history` (captured_at -> {topic: count}, the
-nearest preceding topics capture), else from the highest partition in the capture's
-offsets.
+  assignment_strategy, consumer_id, group_instance_id, host, client_id, subscription,
+  assigned_topics, assigned_partitions; assigned_* null when the assignment was not
+  captured), one row with a null consumer_id for a capture of an Empty group, and one
+  row per coordinator log line of the group (`_kind` "log": logged_at in captured_at,
+  event, generation, member_id, reason, line);
+- lags: one row per partition per capture (captured_at, topic, partition, lag,
+  log_end_offset).
+A topic's partition count is the larger of the nearest preceding topics capture's
+(`topic_history`: captured_at -> {topic: count}) and the highest partition in the
+capture's offsets plus one: partitions are only ever added, topics captures are often
+hourly, and an added partition shows in the offsets view once it is assigned.
 
 Memory bound: the worker holds the group's two Arrow-converted frames (about 40 bytes
 per lag row and per member row plus its assigned partitions), the snapshots of the
@@ -37,10 +41,13 @@ import pandas as pd
 
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.replay.engine import replay_events
-from fleet_rebalance.replay.events import RebalanceEvent, derive_events
+from fleet_rebalance.replay.events import RebalanceEvent
+from fleet_rebalance.replay.history import Coverage, Settings, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
+LOG = "log"  # captures-side `_kind` of a coordinator log line
+LOG_COLUMNS = ("captured_at", "event", "generation", "member_id", "reason", "line")
 
 
 def replay_group(
@@ -59,22 +66,29 @@ def replay_rows(
     run_date: dt.date,
     assignors: list[str],
     topic_history: Mapping[str, TopicHistory],
+    coverage: Mapping[str, Coverage] | None = None,
+    settings: Settings | None = None,
 ) -> list[dict[str, Any]]:
     """Every silver row of one (cluster, group_id), each a dict naming its `_table`;
-    a failure anywhere is one replay_errors row instead."""
+    a failure anywhere is one replay_errors row instead. `coverage`: each cluster's
+    logged hours (history.Coverage); a cluster without one has its captures only."""
     cluster, group = key
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
-    if captures.empty:  # offsets without a usable members capture: nothing to replay
-        return rows
     try:
+        is_log = captures["_kind"] == LOG if "_kind" in captures else None
+        logs = _log_rows(captures[is_log]) if is_log is not None else []
+        members = captures[~is_log] if is_log is not None else captures
+        if members.empty:  # offsets or logs without a usable members capture
+            return rows
         index = LagIndex(lags)
         snapshots = fill_unknown_subscriptions(
-            snapshots_from(captures, index, topic_history.get(cluster, []))
+            snapshots_from(members, index, topic_history.get(cluster, []))
         )
-        baseline, today = _split(snapshots, run_date)
+        known = (coverage or {}).get(cluster, Coverage())
         labels: dict[int, dict[str, Any]] = {}
-        events = _recorded(derive_events(today, baseline), rows, common, labels, index)
+        history = group_history(snapshots, logs, known, run_date, settings or Settings())
+        events = _recorded(history, rows, common, labels, index)
         for row in replay_events(events, assignors):
             values = dict(row.values)
             if row.table == "replay_metrics":
@@ -104,7 +118,8 @@ def error_row(key: tuple, run_date: dt.date, exc: BaseException) -> dict[str, An
 
 class LagIndex:
     """A group's lag rows sorted by capture: the highest partition per topic for every
-    capture (small), and a capture's lags built only when an event needs them."""
+    capture (small), and a capture's lags (or log-end offsets) built only when an event
+    needs them."""
 
     def __init__(self, lags: pd.DataFrame) -> None:
         lags = lags.sort_values("captured_at", kind="stable")
@@ -112,6 +127,8 @@ class LagIndex:
         self._topics = lags["topic"].to_numpy(dtype=object)
         self._partitions = lags["partition"].to_numpy(dtype=np.int64)
         self._lags = lags["lag"].to_numpy(dtype=np.float64, na_value=np.nan)
+        ends = lags["log_end_offset"] if "log_end_offset" in lags else pd.Series(dtype=float)
+        self._ends = ends.to_numpy(dtype=np.float64, na_value=np.nan)
         highest = lags.groupby(["captured_at", "topic"])["partition"].max() + 1
         self.topics = set(self._topics)
         self.highest: dict[np.datetime64, dict[str, int]] = {}
@@ -119,13 +136,29 @@ class LagIndex:
             self.highest.setdefault(np.datetime64(at, "ns"), {})[topic] = int(count)
 
     def lags_at(self, at: dt.datetime) -> dict[TopicPartition, int]:
+        return self._at(self._lags, at)
+
+    def rates(self, opens: dt.datetime, closes: dt.datetime) -> dict[TopicPartition, float]:
+        """Messages per second produced into each partition between two captures: its
+        log-end offset's slope (partitions whose log end went back are left out)."""
+        seconds = (closes - opens).total_seconds()
+        if seconds <= 0 or not len(self._ends):
+            return {}
+        before, after = self._at(self._ends, opens), self._at(self._ends, closes)
+        return {
+            tp: (end - before[tp]) / seconds
+            for tp, end in after.items()
+            if tp in before and end >= before[tp]
+        }
+
+    def _at(self, values: np.ndarray, at: dt.datetime) -> dict[TopicPartition, int]:
         when = np.datetime64(at, "ns")
         lo = int(np.searchsorted(self._times, when, side="left"))
         hi = int(np.searchsorted(self._times, when, side="right"))
         return {
             TopicPartition(t, int(p)): int(v)
             for t, p, v in zip(
-                self._topics[lo:hi], self._partitions[lo:hi], self._lags[lo:hi], strict=True
+                self._topics[lo:hi], self._partitions[lo:hi], values[lo:hi], strict=True
             )
             if not np.isnan(v)
         }
@@ -137,6 +170,8 @@ SNAPSHOT_COLUMNS = (
     "assignment_strategy",
     "consumer_id",
     "group_instance_id",
+    "host",
+    "client_id",
     "subscription",
     "assigned_topics",
     "assigned_partitions",
@@ -156,7 +191,7 @@ def snapshots_from(
     codes, stamps = pd.factorize(ordered["captured_at"])
     columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
     # A topics capture counts every topic of the cluster; the group needs its own.
-    topics = index.topics | {t for cell in columns[5] if cell is not None for t in cell}
+    topics = index.topics | {t for cell in columns[7] if cell is not None for t in cell}
     known: dict[int, dict[str, int]] = {}
     previous: tuple | None = None
     last: dt.datetime | None = None
@@ -170,13 +205,16 @@ def snapshots_from(
             if i not in known:
                 counts_then = history[i - 1][1]
                 known[i] = {t: counts_then[t] for t in topics if t in counts_then}
-            counts.update(known[i])
+            # A partition count only grows: the topics capture (every partition, but
+            # hourly) or the offsets (as new as the capture, but only the group's).
+            for topic, count in known[i].items():
+                counts[topic] = max(count, counts.get(topic, 0))
         _, state, strategy = members[0][:3]
         signature = (
             state,
             strategy,
             counts,
-            [(r[3], r[4], _frozen(r[5]), _frozen(r[6]), _frozen(r[7])) for r in members],
+            [(*r[3:7], *map(_frozen, r[7:])) for r in members],
         )
         if signature == previous:
             continue
@@ -201,6 +239,8 @@ def _frozen(value: Any) -> Any:
 def _member(
     consumer_id: str,
     instance_id: Any,
+    host: Any,
+    client_id: Any,
     subscription: Any,
     topics: Any,
     partitions: Any,
@@ -215,6 +255,8 @@ def _member(
         _text(instance_id),
         None if subscription is None else tuple(subscription),
         assignment,
+        _text(client_id),
+        _text(host),
     )
 
 
@@ -234,20 +276,6 @@ def fill_unknown_subscriptions(snapshots: Iterable[Snapshot]) -> Iterator[Snapsh
         yield replace(snapshot, members=tuple(members))
 
 
-def _split(
-    snapshots: Iterable[Snapshot], run_date: dt.date
-) -> tuple[Snapshot | None, Iterator[Snapshot]]:
-    """The previous date's last snapshot (the baseline) and the run date's, streamed."""
-    stream = iter(snapshots)
-    baseline = None
-    for snapshot in stream:
-        if snapshot.captured_at.date() < run_date:
-            baseline = snapshot
-        elif snapshot.captured_at.date() == run_date:
-            return baseline, itertools.chain([snapshot], stream)
-    return baseline, iter(())
-
-
 def _recorded(
     events: Iterable[RebalanceEvent],
     rows: list[dict[str, Any]],
@@ -256,7 +284,8 @@ def _recorded(
     index: LagIndex,
 ) -> Iterator[RebalanceEvent]:
     """Each event as a rebalance_events row (and its time and trigger in `labels`, for
-    the metrics rows), then to the replay with its capture's lags."""
+    the metrics rows), then to the replay with its capture's lags and, for its cost,
+    the produce rates of its capture window."""
     for event in events:
         snapshot = event.snapshot
         rows.append(
@@ -270,10 +299,48 @@ def _recorded(
                 "member_count": len(snapshot.members),
                 "partition_count": sum(snapshot.subscribed_counts().values()),
                 "previous_capture_at": event.previous_at if event.previous else None,
+                "generation": event.generation,
+                "source": event.source,
+                "cause": event.cause,
+                "evidence": event.evidence,
+                "duration_ms": event.duration_ms,
+                "static_avoidable": event.static_avoidable if event.cause else None,
+                "capture_difference": event.capture_difference,
+                "departed": event.departed,
+                "returned": event.returned,
+                "away_ms": event.away_ms,
             }
         )
         labels[event.seq] = {"event_at": event.at, "trigger": event.trigger}
-        yield replace(event, snapshot=replace(snapshot, lags=index.lags_at(event.at)))
+        lags = index.lags_at(event.lags_at or event.at)
+        rates = index.rates(*event.window) if event.window and event.duration_ms else {}
+        yield replace(event, snapshot=replace(snapshot, lags=lags), rates=rates)
+
+
+def _log_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The group's coordinator log lines as generations.group_generations reads them."""
+    ordered = frame.sort_values("captured_at", kind="stable")
+    times = [t.to_pydatetime() for t in ordered["captured_at"]]
+    generations = ordered["generation"].tolist()
+    return [
+        {
+            "logged_at": at,
+            "event": event,
+            "generation": None if g is None or g != g else int(g),
+            "member_id": _text(member),
+            "reason": _text(reason),
+            "line": line or "",
+        }
+        for at, event, g, member, reason, line in zip(
+            times,
+            ordered["event"].tolist(),
+            generations,
+            ordered["member_id"].tolist(),
+            ordered["reason"].tolist(),
+            ordered["line"].tolist(),
+            strict=True,
+        )
+    ]
 
 
 def _text(value: Any) -> str | None:

@@ -26,21 +26,35 @@ def event_metrics(
     universe: Collection[TopicPartition],
     protocol: str,
     lags: Mapping[TopicPartition, int],
+    duration_ms: int | None = None,
+    rates: Mapping[TopicPartition, float] | None = None,
 ) -> dict[str, Any]:
+    """The metrics of one event; with its logged duration, its cost: the paused
+    partitions x the duration (partition-seconds) and the messages produced into them
+    meanwhile (each paused partition's produce rate x the duration)."""
     before, after = owners(prev), owners(next_)
     current = set(members)
     kept = reassigned = orphaned = fresh = 0
+    kept_set: set[TopicPartition] = set()
     for tp in universe:
         old = before.get(tp)
         if old is None:
             fresh += 1
         elif after.get(tp) == old:
             kept += 1
+            kept_set.add(tp)
         elif old in current:
             reassigned += 1
         else:
             orphaned += 1
     eager = protocol == "eager"
+    paused = len(universe) if eager else len(universe) - kept
+    seconds = delayed = None
+    if duration_ms is not None:
+        seconds = paused * duration_ms / 1000
+        paused_set = universe if eager else [tp for tp in universe if tp not in kept_set]
+        if rates:  # unknown (no log-end offsets around it) is not 0
+            delayed = round(sum(rates.get(tp, 0.0) for tp in paused_set) * duration_ms / 1000)
     revoked = sum(1 for tp, m in before.items() if m in current) if eager else reassigned
     counts = [len(next_.get(m, ())) for m in current]
     member_lags = [sum(lags.get(tp, 0) or 0 for tp in next_.get(m, ())) for m in current]
@@ -54,7 +68,9 @@ def event_metrics(
         "stickiness": kept / (kept + reassigned) if kept + reassigned else None,
         "revoked": revoked,
         "rounds": 1 if eager or reassigned == 0 else 2,
-        "paused_partitions": len(universe) if eager else len(universe) - kept,
+        "paused_partitions": paused,
+        "paused_partition_seconds": seconds,
+        "messages_delayed": delayed,
         "count_min": min(counts) if counts else 0,
         "count_max": max(counts) if counts else 0,
         "count_spread": (max(counts) - min(counts)) if counts else 0,

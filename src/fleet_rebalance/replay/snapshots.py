@@ -18,6 +18,8 @@ class MemberSnapshot:
     instance_id: str | None
     subscription: tuple[str, ...]  # see group.fill_unknown_subscriptions
     assignment: tuple[TopicPartition, ...] | None  # None: not captured / unresolved
+    client_id: str | None = None
+    host: str | None = None
 
     @property
     def key(self) -> str:

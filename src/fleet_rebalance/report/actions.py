@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleet_rebalance.metrics.attention import hms, present
+from fleet_rebalance.metrics.attention import present
+from fleet_rebalance.metrics.changes import CONFIG, CRASH, STUCK
 from fleet_rebalance.metrics.recommendation_text import ASSIGNOR, KEEP, MIGRATION, STATIC
 from fleet_rebalance.report.facts import DayFacts
 
-KIND_ORDER = (ASSIGNOR, MIGRATION, STATIC, KEEP)
+KIND_ORDER = (STUCK, CRASH, CONFIG, STATIC, ASSIGNOR, MIGRATION, KEEP)
+# Paused partition-time is partitions x wall-clock seconds: written in partition-seconds
+# everywhere (never h:mm:ss, which is for durations: a rebalance's, a time lag).
+PARTITION_SECONDS = "partition-s"
 
 
 @dataclass(frozen=True)
@@ -26,13 +30,19 @@ def group_name(row) -> str:
 
 
 def headline(f: DayFacts) -> str:
-    """The day in one line; the rebalances the captures saw reconciled with the logs'
-    generations (several generations between two captures are one rebalance event)."""
+    """The day in one line, its rebalances reconciled with the logs' generations: each
+    logged generation is a rebalance, but a cooperative group's revocation round is part
+    of the one before, and generations outside the day's replayed captures (before its
+    first, after its last) are the neighbouring days'."""
+    captured = f.rebalances - f.rebalances_logged
+    outside = max(f.generations_logged - f.rebalances_logged - f.follow_ups, 0)
     return (
         f"fleet_rebalance {f.run_date}: {f.groups} groups analysed, {f.rebalances} rebalances "
-        f"(+{f.initial_events} initial joins), {f.generations_logged} generations in the "
-        f"coordinator logs ({f.generations_matched} matched to those rebalances); "
-        f"{f.replay_errors} replay errors, {f.quarantined} quarantined lines"
+        f"({f.rebalances_logged} from the coordinator logs, {captured} seen only by captures) "
+        f"+ {f.initial_events} initial joins; the logs' {f.generations_logged} generations = "
+        f"{f.rebalances_logged} replayed + {f.follow_ups} cooperative follow-up rounds + "
+        f"{outside} outside the replayed captures; {f.replay_errors} replay errors, "
+        f"{f.quarantined} quarantined lines"
     )
 
 
@@ -71,23 +81,55 @@ def change_rows(f: DayFacts) -> list[Change]:
 
 def change_text(r) -> str:
     """`range -> cooperative-sticky`, `migrate to the consumer protocol (uniform)`,
-    `static membership (group.instance.id)`."""
-    if r.change_kind == STATIC:
+    `static membership (group.instance.id)`, `consumer settings`, ..."""
+    kind = r.change_kind
+    if kind == STATIC:
         return "static membership (group.instance.id)"
-    if r.change_kind == MIGRATION:
+    if kind == MIGRATION:
         return f"migrate to the consumer protocol ({r.recommended_assignor})"
+    if kind == CONFIG:
+        return "consumer settings"
+    if kind == CRASH:
+        return "fix the crash loop"
+    if kind == STUCK:
+        return "fix the stuck partition"
+    if kind == KEEP or not isinstance(kind, str):
+        return "keep"
     return f"{r.declared_assignor or 'current assignor'} -> {r.recommended_assignor}"
 
 
-def saving(r) -> str:
-    """`4 of 9 rebalances, 120 fewer paused partitions, 0:05:20 less paused partition-time`:
-    what it saves, unknown and zero parts left out; a change that saves no pause is made
-    for balance or lag skew, which its reason quantifies."""
+def saving(r, short: bool = False) -> str:
+    """`4 of 9 rebalances, 120 paused partitions, 520.3 partition-s`: what it saves, unknown
+    and zero parts left out (`short`: the paused partitions only where no partition-time
+    is known); a change that saves no pause is made for balance or lag skew, which its
+    reason quantifies, or (a stuck partition) to get data moving."""
     parts = []
+    timed = present(r.paused_partition_seconds_saved) and r.paused_partition_seconds_saved > 0
     if present(r.rebalances_saved) and r.rebalances_saved > 0:
         parts.append(f"{int(r.rebalances_saved)} of {int(r.rebalances)} rebalances")
-    if present(r.paused_partitions_saved) and r.paused_partitions_saved > 0:
-        parts.append(f"{int(r.paused_partitions_saved):,} fewer paused partitions")
-    if present(r.paused_partition_seconds_saved) and r.paused_partition_seconds_saved > 0:
-        parts.append(f"{hms(r.paused_partition_seconds_saved)} less paused partition-time")
-    return ", ".join(parts) or "nothing in pauses; better balance or lag skew (see why)"
+    if (
+        present(r.paused_partitions_saved)
+        and r.paused_partitions_saved > 0
+        and not (short and timed)
+    ):
+        parts.append(f"{int(r.paused_partitions_saved):,} paused partitions")
+    if timed:
+        parts.append(partition_seconds(r.paused_partition_seconds_saved))
+    if parts:
+        return ", ".join(parts)
+    if r.change_kind == STUCK:
+        return "a partition moving again"
+    if r.change_kind == KEEP or not isinstance(r.change_kind, str):
+        return "-"
+    return "better balance or lag skew (see why)"
+
+
+def partition_seconds(value: float | None) -> str:
+    """`1,234.5 partition-s`; `n/a` when unknown."""
+    return f"{value:,.1f} {PARTITION_SECONDS}" if present(value) else "n/a"
+
+
+def status_text(r) -> str:
+    last = r.last_status if isinstance(r.last_status, str) else "not rated"
+    worst = r.worst_status if isinstance(r.worst_status, str) else None
+    return last if worst in (None, last) else f"{last} (worst {worst})"

@@ -16,7 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics.recommendation_text import KEEP
-from fleet_rebalance.replay.engine import OBSERVED
+from fleet_rebalance.replay.events import BOTH, LOGS
+from fleet_rebalance.replay.generations import REVOKE_ROUND
 from fleet_rebalance.storage.warehouse import Warehouse
 
 # group_health's columns the first two sections show.
@@ -31,6 +32,12 @@ ATTENTION_COLUMNS = (
     "paused_partition_seconds",
     "mean_lag_skew",
     "max_count_spread",
+    "change_kind",
+    "declared_assignor",
+    "recommended_assignor",
+    "rebalances_saved",
+    "paused_partitions_saved",
+    "paused_partition_seconds_saved",
 )
 CHANGE_COLUMNS = (
     "cluster",
@@ -53,9 +60,10 @@ class DayFacts:
     run_date: dt.date
     groups: int
     rebalances: int  # non-initial rebalance events (rebalance_causes rows)
+    rebalances_logged: int  # of those, logged generations (source logs or both)
     initial_events: int  # the replay's baseline events, one per group and first capture
     generations_logged: int  # rebalance_timeline rows: what the coordinator logs saw
-    generations_matched: int  # of those, the ones a rebalance event was matched to
+    follow_ups: int  # of those, cooperative revocation rounds (part of the one before)
     replay_errors: int
     quarantined: int
     # group_health: the groups that need attention (most severe first, then most paused
@@ -63,10 +71,14 @@ class DayFacts:
     attention: pd.DataFrame  # ATTENTION_COLUMNS, at most report_top rows
     attention_total: int
     changes: pd.DataFrame  # CHANGE_COLUMNS, at most report_top rows
+    # Groups that need attention or have a change to make (ATTENTION_COLUMNS), most
+    # severe first, then largest saving: the terminal summary's table.
+    listed: pd.DataFrame
+    listed_total: int
     changes_by_kind: dict[str, int]  # change_kind (keep included) -> groups
     per_assignor: pd.DataFrame  # assignor, stickiness, paused_partitions, events
-    # cluster, group_id, observed paused and skew, then the recommendation's change_kind,
-    # compared_with, recommended_assignor, declared_ and recommended_ paused and skew
+    # cluster, group_id and the recommendation's change_kind, compared_with,
+    # recommended_assignor, declared_ (what runs) and recommended_ paused and skew
     top_paused: pd.DataFrame
     top_lag_skew: pd.DataFrame  # the same columns
     worst_lag: pd.DataFrame  # cluster, group_id, topic, lag bands, time lag
@@ -83,12 +95,15 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
 
     top = config.metrics.report_top
     sticky = table("stickiness", "date")
-    skewed = table("skew", "date")
     recs = table("recommendations", "date")
     health = table("group_health", "date")
     events = table("rebalance_events", "event_date")
     needing = health.where(F.col("severity") > 0)
     changing = health.where(F.col("change_kind").isNotNull() & (F.col("change_kind") != KEEP))
+    listed = health.where(
+        (F.col("severity") > 0)
+        | (F.col("change_kind").isNotNull() & (F.col("change_kind") != KEEP))
+    )
     captured = (
         table("group_states", "capture_date")
         .select("cluster", "group_id")
@@ -118,32 +133,19 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         "declared_mean_lag_skew",
         "recommended_mean_lag_skew",
         "recommended_max_count_spread",
-    )
-    observed = (
-        sticky.where(F.col("assignor") == OBSERVED)
-        .select("cluster", "group_id", F.col("paused_partitions").alias("observed_paused"))
-        .join(
-            skewed.where(F.col("assignor") == OBSERVED).select(
-                "cluster",
-                "group_id",
-                F.col("mean_lag_skew").alias("observed_lag_skew"),
-                F.col("max_count_spread").alias("observed_max_count_spread"),
-            ),
-            ["cluster", "group_id"],
-            how="inner",
-        )
-        .join(recommended, ["cluster", "group_id"], how="left")
-    )
+    ).where(F.col("compared_with").isNotNull())
+    timeline = table("rebalance_timeline", "date")
     lag = table("lag_distribution", "date").orderBy(F.col("lag_p99").desc_nulls_last()).limit(top)
     return DayFacts(
         run_date=run_date,
         groups=captured,
         rebalances=events.where(F.col("trigger") != "initial").count(),
+        rebalances_logged=events.where(
+            (F.col("trigger") != "initial") & F.col("source").isin(LOGS, BOTH)
+        ).count(),
         initial_events=events.where(F.col("trigger") == "initial").count(),
-        generations_logged=table("rebalance_timeline", "date").count(),
-        generations_matched=table("rebalance_causes", "date")
-        .where(F.col("generation").isNotNull())
-        .count(),
+        generations_logged=timeline.count(),
+        follow_ups=timeline.where(F.col("cause").contains(REVOKE_ROUND)).count(),
         replay_errors=table("replay_errors", "event_date").count(),
         quarantined=table("quarantine", "capture_date").count(),
         per_assignor=per_assignor,
@@ -167,6 +169,17 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         .select(*CHANGE_COLUMNS)
         .limit(top)
         .toPandas(),
+        listed=listed.orderBy(
+            F.col("severity").desc(),
+            F.col("paused_partition_seconds_saved").desc_nulls_last(),
+            F.col("rebalances").desc(),
+            "cluster",
+            "group_id",
+        )
+        .select(*ATTENTION_COLUMNS)
+        .limit(top)
+        .toPandas(),
+        listed_total=listed.count(),
         changes_by_kind={
             r["change_kind"]: r["count"]
             for r in health.where(F.col("change_kind").isNotNull())
@@ -174,15 +187,16 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
             .count()
             .collect()
         },
-        top_paused=observed.orderBy(F.col("observed_paused").desc(), "group_id")
+        top_paused=recommended.where(F.col("declared_paused_partitions").isNotNull())
+        .orderBy(F.col("declared_paused_partitions").desc(), "group_id")
         .limit(top)
         .toPandas(),
-        top_lag_skew=observed.where(F.col("observed_lag_skew").isNotNull())
-        .orderBy(F.col("observed_lag_skew").desc(), "group_id")
+        top_lag_skew=recommended.where(F.col("declared_mean_lag_skew").isNotNull())
+        .orderBy(F.col("declared_mean_lag_skew").desc(), "group_id")
         .limit(top)
         .toPandas(),
         worst_lag=lag.toPandas(),
-        timeline=busiest_timelines(table("rebalance_timeline", "date"), top)
+        timeline=busiest_timelines(timeline, top)
         .select(
             "cluster", "group_id", "generation", "protocol", "started_at", "duration_ms", "cause"
         )

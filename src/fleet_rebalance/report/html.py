@@ -83,28 +83,29 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
             "Worst by p99 offset lag over the day's captures.",
         ),
         (
-            "Skew now vs under the recommended assignor",
+            "What the group runs vs the recommendation",
             svg.bars(
                 "Mean lag skew (max member lag / mean member lag)",
                 [_group(r) for r in skewed.itertuples()],
                 {
-                    "observed": _numbers(skewed.observed_lag_skew),
+                    "now": _numbers(skewed.declared_mean_lag_skew),
                     "recommended": _numbers(skewed.recommended_mean_lag_skew),
                 },
             )
             + svg.bars(
-                "Paused partitions: observed vs recommended assignor",
+                "Paused partitions summed over the day's rebalances",
                 [_group(r) for r in paused.itertuples()],
                 {
-                    "observed": _numbers(paused.observed_paused),
+                    "now": _numbers(paused.declared_paused_partitions),
                     "recommended": _numbers(paused.recommended_paused_partitions),
                 },
                 unit="count",
             ),
-            "Recommended: within the group's protocol, balanced (count spread <= 1) where "
-            "achievable, then fewest paused partitions, then lowest mean lag skew; uniform "
-            "for a classic group only as a migration to the consumer protocol; the declared "
-            "assignor's own numbers where nothing does better (keep).",
+            "Now: the declared assignor's replay of every generation (as observed where it "
+            "is not replayed), the baseline of every saving in this report. Recommended: the "
+            "recommendation's assignor over the same generations (the declared one's own "
+            "numbers where the change is not an assignor: keep, static membership, consumer "
+            "settings, a crash loop or a stuck partition).",
         ),
         (
             "Rebalance timeline",
@@ -119,7 +120,7 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
 def _first_sections(f: DayFacts) -> list[str]:
     """Groups that need attention, then changes to make: the summary's words, as tables."""
     attention = actions.attention_rows(f)
-    statuses = {_group(r): _status(r) for r in f.attention.itertuples()}
+    statuses = {_group(r): actions.status_text(r) for r in f.attention.itertuples()}
     parts = [f"<h2>{safe_text(actions.attention_title(f))}</h2>"]
     if attention:
         rows = "".join(
@@ -164,12 +165,6 @@ def _prerequisites(text: str) -> str:
     if not rest:
         return safe_text(text)
     return f"<details><summary>{safe_text(first)}</summary>{safe_text(rest)}</details>"
-
-
-def _status(r) -> str:
-    last = r.last_status if isinstance(r.last_status, str) else "not rated"
-    worst = r.worst_status if isinstance(r.worst_status, str) else None
-    return last if worst in (None, last) else f"{last} (worst of the day {worst})"
 
 
 def _id_cell(text: str) -> str:

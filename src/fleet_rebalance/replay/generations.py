@@ -1,16 +1,21 @@
 """One group's generations from its coordinator_events rows, with what started each.
 
-The same generations as rebalance_timeline (timeline.py), built in plain Python for one
-group at a time: "Preparing to rebalance ... old generation g" starts generation g + 1
-and "Stabilized group ... generation g + 1" ends it; a KIP-848 "Bumped group epoch to e"
-starts epoch e and "Computed a new target assignment for epoch e" ends it. The first
-line of each wins (two coordinators after a failover log the same generation).
+The same generations as rebalance_timeline (metrics/timeline.py), built in plain Python
+for one group at a time: "Preparing to rebalance ... old generation g" starts generation
+g + 1 and "Stabilized group ... generation g + 1" (or "Group ... with generation g + 1 is
+now empty") ends it; a KIP-848 "Bumped group epoch to e" starts epoch e and "Computed a
+new target assignment for epoch e" ends it. The first line of each wins (two
+coordinators after a failover log the same generation).
 
 Member lines (joined, left, failed, fenced) belong to the first generation whose span
 holds them: from MEMBER_LEAD before its start (the new coordinator logs a leave, and a
 KIP-848 group its member changes, just before the start line) to its end (classic
 members join and are dropped while the group prepares). A member line outside every
 span (a static member rejoining during Stable) belongs to none.
+
+A cooperative group's second round (KIP-429: the members that revoked partitions rejoin
+at once, client reason `need to revoke partitions and re-join`) is a generation of its
+own in the log but part of the rebalance before it: `follow_up` says so.
 
 A generation's cause is its start reason's (causes.reason_cause); a client reason on the
 leave line of a member the reason names refines it (the new coordinator's LeaveGroup
@@ -22,16 +27,17 @@ that decided.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from fleet_rebalance.metrics.causes import Reading, member_cause, reason_cause
+from fleet_rebalance.replay.causes import CLIENT_REASON, Reading, member_cause, reason_cause
 
 MEMBER_LEAD = dt.timedelta(seconds=10)
 STARTS = ("prepare_rebalance", "epoch_bumped")
-ENDS = ("stabilized", "target_assignment")
+ENDS = ("stabilized", "target_assignment", "group_empty")
 MEMBER_EVENTS = (
     "member_pending",
     "member_joined",
@@ -52,6 +58,8 @@ CAUSE_ORDER = (
     "deploy_restart",
     "unknown",
 )
+REVOKE_ROUND = "need to revoke partitions and re-join"
+MEMBER_COUNT = re.compile(r" with (\d+) members\.?(?: \(|$)")
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,9 @@ class Generation:
     start_line: str | None = None
     end_line: str | None = None
     members: list[MemberLine] = field(default_factory=list)
+    # Members the end line says the generation has ("Stabilized ... with n members"; 0
+    # for "is now empty"); None where the line does not say (KIP-848, before 2.8).
+    member_count: int | None = None
 
     @property
     def at(self) -> dt.datetime:
@@ -80,10 +91,21 @@ class Generation:
         return self.started_at or self.stabilized_at  # type: ignore[return-value]
 
     @property
+    def ended(self) -> dt.datetime:
+        """When its member set was settled: its end, else (the log ends first) its start."""
+        return self.stabilized_at or self.started_at  # type: ignore[return-value]
+
+    @property
     def duration_ms(self) -> int | None:
         if self.started_at is None or self.stabilized_at is None:
             return None
         return (self.stabilized_at - self.started_at) // dt.timedelta(milliseconds=1)
+
+    @property
+    def follow_up(self) -> bool:
+        """A cooperative group's revocation round: part of the rebalance before it."""
+        _, _, client = (self.start_reason or "").partition(CLIENT_REASON)
+        return client.startswith(REVOKE_ROUND)
 
     @cached_property
     def reading(self) -> Reading:
@@ -142,10 +164,11 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
                 gen.started_at, gen.start_reason = row["logged_at"], row.get("reason")
                 gen.start_line, gen.protocol = row.get("line"), protocol
         elif event in ENDS and number is not None:
-            protocol = "classic" if event == "stabilized" else "consumer"
+            protocol = "consumer" if event == "target_assignment" else "classic"
             gen = by_number.setdefault(number, Generation(number, protocol))
             if gen.stabilized_at is None:
                 gen.stabilized_at, gen.end_line = row["logged_at"], row.get("line")
+                gen.member_count = _member_count(event, row.get("line"))
         elif event in MEMBER_EVENTS:
             members.append(
                 MemberLine(
@@ -163,26 +186,8 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
     return generations
 
 
-def member_times(rows: Iterable[Mapping[str, Any]]) -> dict[str, tuple[dt.datetime | None, ...]]:
-    """member id -> (first time the log shows it join, first time it shows it leave),
-    from member lines and the ids start reasons name: how long a replaced member was
-    away (static_savings.py)."""
-    times: dict[str, list[dt.datetime | None]] = {}
-
-    def note(member: str | None, index: int, at: dt.datetime) -> None:
-        if member:
-            seen = times.setdefault(member, [None, None])
-            seen[index] = at if seen[index] is None else min(seen[index], at)
-
-    for row in rows:
-        event, at = row["event"], row["logged_at"]
-        if event in JOINS:
-            note(row.get("member_id"), 0, at)
-        elif event in ("member_left", "member_failed", "member_fenced"):
-            note(row.get("member_id"), 1, at)
-        elif event == "prepare_rebalance":
-            reading = reason_cause(row.get("reason"))
-            if reading.action is not None:
-                for member in reading.members:
-                    note(member, 0 if reading.action == "add" else 1, at)
-    return {member: tuple(seen) for member, seen in times.items()}
+def _member_count(event: str, line: str | None) -> int | None:
+    if event == "group_empty":
+        return 0
+    found = MEMBER_COUNT.search(line or "") if event == "stabilized" else None
+    return int(found.group(1)) if found else None

@@ -1,0 +1,589 @@
+"""A group's rebalances of one day: every generation its coordinator logged, and the
+captures' changes where no log covers them (DESIGN.md, rebalance_events).
+
+The day is cut into periods between consecutive usable captures (a mid-rebalance
+capture is no boundary; the previous date's last capture opens the first period). A
+period whose every hour has a coordinator log of the cluster (Coverage) is the log's:
+- each generation that ended in it is one event (a cooperative group's revocation round
+  is part of the generation before it);
+- its member set is the period's first capture's, carried forward through the log's
+  member evidence in time order: joins (KIP-394's second JoinGroup, static and KIP-848
+  joins, the members an `Adding new member` reason names), leaves, expiries, fencings
+  (and the members a leave or expiry reason names). A static member back under its
+  group.instance.id is the same member (no event). A member never captured has the
+  client id its member id starts with and the group's subscription;
+- subscriptions and partition counts are the first capture's until a generation the
+  log says the topics started (a metadata change, a leader's rejoin, an epoch bump that
+  names no member), and the closing capture's from then on;
+- the last generation is the one the closing capture shows: that capture's members and
+  assignment win (`both`); a reconstruction that disagrees is kept in
+  `capture_difference`, as is a member count the log's `Stabilized` line contradicts;
+- a logged period in which the captures show a membership change but the log no
+  generation is the captures' after all (the group's coordinator log is missing).
+Any other period is the captures': one event when the closing capture differs
+(events.classify), as before logs were read.
+
+Causes: the generation's logged reason (generations.py), then:
+- a consumer that comes back (identities.py) within `rejoin_window` makes both its
+  departure and its return one incident, named for how it left: a clean LeaveGroup (or
+  a static member back past its session timeout) is `deploy_restart`, an expiry
+  `session_timeout`, a poll-timeout leave `poll_timeout`;
+- a reason that names no cause (a leader's rejoin, a metadata update, none at all) takes
+  the topic change the event shows (partitions_added, subscription_changed);
+- a capture event takes the captures' cause (capture_causes.py).
+An event is avoidable with static membership when each member it changed left and came
+back within `static_timeout` (a capture event: when its capture window shows that).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fleet_rebalance.replay import capture_causes
+from fleet_rebalance.replay.causes import member_cause
+from fleet_rebalance.replay.events import (
+    BOTH,
+    CAPTURES,
+    LOGS,
+    NO_CHANGE,
+    RebalanceEvent,
+    classify,
+)
+from fleet_rebalance.replay.generations import MEMBER_LEAD, Generation, group_generations
+from fleet_rebalance.replay.identities import (
+    Departure,
+    Identity,
+    Return,
+    derived_client_id,
+    identity_of,
+    pair_returns,
+)
+from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
+
+HOUR = dt.timedelta(hours=1)
+# Causes a logged reason gives that say nothing of what changed.
+GENERIC = ("leader_rejoin", "metadata_change", "unknown")
+TOPIC_TRIGGERS = ("partitions_added", "subscription_changed")
+# How a consumer's departure names the incident of its return.
+INCIDENT = {"scale_in": "deploy_restart", "unknown": "deploy_restart"}
+ADDS = ("member_joined", "static_member_joined")
+REMOVES = ("member_left", "member_failed", "member_fenced")
+SHOWN = 3
+MILLISECOND = dt.timedelta(milliseconds=1)
+INSTANCE_IN_LINE = [
+    re.compile(r"groupInstanceId=([^\s,]+)"),
+    re.compile(r"with instance id (\S+?)(?: |\.$)"),
+    re.compile(r"Adding new static member (\S+) to group"),
+    re.compile(r"Static member (\S+) of group"),
+]
+# The old coordinator's static rejoin names the replaced id, not the new one.
+REPLACED_OLD = re.compile(r"Replacing previously mapped member")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The UTC hours for which a cluster's coordinator logs were collected."""
+
+    hours: frozenset[dt.datetime] = frozenset()
+
+    def logged(self, at: dt.datetime) -> bool:
+        return at.replace(minute=0, second=0, microsecond=0) in self.hours
+
+    def covers(self, start: dt.datetime, end: dt.datetime) -> bool:
+        """Every hour of [start, end) has a log."""
+        hour = start.replace(minute=0, second=0, microsecond=0)
+        while hour < end:
+            if hour not in self.hours:
+                return False
+            hour += HOUR
+        return True
+
+
+@dataclass(frozen=True)
+class Settings:
+    rejoin_window: dt.timedelta = dt.timedelta(seconds=600)
+    static_timeout: dt.timedelta = dt.timedelta(seconds=300)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One member fact of the log: `add` or `remove` a member id at a time."""
+
+    at: dt.datetime
+    action: str
+    member_id: str
+    instance_id: str | None
+    kind: str  # the cause the log gives it (scale_out, scale_in, session_timeout, ...)
+    line: str
+
+
+@dataclass
+class _Day:
+    """What the whole day's log and captures say of the group's members."""
+
+    changes: list[Change]
+    returns: dict[str, Return]  # arrival member id -> its return
+    returned: dict[str, Return]  # departed member id -> its return
+    known: dict[str, Identity]
+    settings: Settings
+    generations: list[Generation] = field(default_factory=list)
+
+
+def group_history(
+    snapshots: Iterable[Snapshot],
+    log_rows: Sequence[Mapping[str, Any]],
+    coverage: Coverage,
+    run_date: dt.date,
+    settings: Settings | None = None,
+) -> Iterator[RebalanceEvent]:
+    """The group's events of run_date in time order, numbered from 1. `snapshots` are
+    its captures in capture order, the previous date's included (the last usable one
+    opens the day)."""
+    usable = [s for s in snapshots if not s.rebalancing]
+    for before, after in itertools.pairwise(usable):
+        if after.captured_at <= before.captured_at:
+            raise ValueError(
+                f"snapshots out of capture order: {after.captured_at} after {before.captured_at}"
+            )
+    baseline = next((s for s in reversed(usable) if s.captured_at.date() < run_date), None)
+    today = [s for s in usable if s.captured_at.date() == run_date]
+    if not today:
+        return
+    day = _day(usable, log_rows, settings or Settings())
+    seq = 1
+    previous, rest = baseline, today
+    if previous is None:
+        first = today[0]
+        yield RebalanceEvent(
+            seq, first.captured_at, "initial", first, None, source=CAPTURES,
+            generation=_confirmed(day.generations, None, first), lags_at=first.captured_at,
+        )  # fmt: skip
+        seq, previous, rest = seq + 1, first, today[1:]
+    for current in rest:
+        for event in _period(previous, current, day, coverage, seq):
+            yield event
+            seq += 1
+        previous = current
+
+
+def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings: Settings) -> _Day:
+    known = {
+        m.member_id: Identity(m.instance_id, m.host, m.client_id or derived_client_id(m.member_id))
+        for s in usable
+        for m in s.members
+    }
+    generations = group_generations(log_rows)
+    changes = member_changes(generations, log_rows)
+    departures = [Departure(c.at, c.member_id, c.kind) for c in changes if c.action == "remove"]
+    arrivals = [(c.at, c.member_id) for c in changes if c.action == "add"]
+    for c in changes:
+        if c.action == "add" and c.instance_id:
+            seen = known.get(c.member_id, Identity())
+            known[c.member_id] = replace(seen, instance_id=c.instance_id)
+    returns = pair_returns(departures, arrivals, known, settings.rejoin_window)
+    returned = {r.departure.member_id: r for r in returns.values()}
+    return _Day(changes, returns, returned, known, settings, _merged(generations))
+
+
+def member_changes(
+    generations: Sequence[Generation], log_rows: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    """Every member added or removed, in time order, from member lines and the members
+    a generation's start reason names."""
+    found: list[Change] = []
+    for row in log_rows:
+        member, event, reason = row.get("member_id"), row["event"], row.get("reason")
+        if not member:
+            continue
+        if event in ADDS:
+            instance = _instance_of(row["line"]) if event == "static_member_joined" else None
+            found.append(
+                Change(row["logged_at"], "add", member, instance, "scale_out", row["line"])
+            )
+        elif event == "static_member_rejoined" and not REPLACED_OLD.search(row["line"]):
+            instance = _instance_of(row["line"])
+            if instance:  # the same member under a new id: no rebalance
+                found.append(Change(row["logged_at"], "rekey", member, instance, "", row["line"]))
+        elif event in REMOVES and _removes(event, reason):
+            kind = member_cause(event, reason)
+            found.append(Change(row["logged_at"], "remove", member, None, kind, row["line"]))
+    for gen in generations:
+        reading = gen.reading
+        if reading.action is None or gen.started_at is None:
+            continue
+        action = "add" if reading.action == "add" else "remove"
+        kind, _ = gen.cause() if action == "remove" else ("scale_out", None)
+        for member in reading.members:
+            found.append(
+                Change(gen.started_at, action, member, reading.instance, kind, gen.start_line or "")
+            )
+    return sorted(found, key=lambda c: (c.at, c.action == "add", c.member_id))
+
+
+def _instance_of(line: str) -> str | None:
+    """The group.instance.id a static member line names."""
+    found = next((m for p in INSTANCE_IN_LINE if (m := p.search(line))), None)
+    return found.group(1) if found else None
+
+
+def _removes(event: str, reason: str | None) -> bool:
+    """Does this member line take the member out of the group? A KIP-848 static member
+    that `temporarily left` keeps its place, and a static member's fenced request (a
+    stale id, FENCED_INSTANCE_ID) or refused join changes nothing."""
+    if event == "member_left":
+        return reason != "temporarily"
+    if event == "member_fenced":
+        return bool(reason) and " " in reason and "instance id is" not in reason
+    return True
+
+
+def _merged(generations: list[Generation]) -> list[Generation]:
+    """Generations with each cooperative revocation round folded into the one before:
+    that one then ends when its follow-up ended."""
+    merged: list[Generation] = []
+    for gen in generations:
+        if gen.follow_up and merged:
+            last = merged[-1]
+            merged[-1] = replace(
+                last,
+                stabilized_at=gen.stabilized_at or last.stabilized_at,
+                members=[*last.members, *gen.members],
+            )
+        else:
+            merged.append(gen)
+    return merged
+
+
+def _confirmed(
+    generations: list[Generation], opens: dt.datetime | None, capture: Snapshot
+) -> int | None:
+    ended = [
+        g
+        for g in generations
+        if g.ended <= capture.captured_at and (opens is None or g.ended > opens)
+    ]
+    return ended[-1].generation if ended else None
+
+
+def _period(
+    previous: Snapshot, current: Snapshot, day: _Day, coverage: Coverage, seq: int
+) -> list[RebalanceEvent]:
+    """The events between two usable captures that differ (captures that repeat one are
+    no snapshots: `current.follows` is the last capture still showing `previous`)."""
+    opens, closes = previous.captured_at, current.captured_at
+    generations = [
+        g
+        for g in day.generations
+        if opens < g.ended <= closes and coverage.logged(g.at) and coverage.logged(g.ended)
+    ]
+    changed_since = max(current.follows or opens, opens)
+    visible = classify(previous, current)
+    if generations and (visible is None or coverage.covers(changed_since, closes)):
+        return _logged(previous, current, generations, day, seq, confirmed=True)
+    events = _logged(previous, current, generations, day, seq, confirmed=False)
+    before = events[-1].snapshot if events else previous
+    trigger = classify(before, current)
+    if trigger is None:
+        return events
+    note = None
+    if coverage.covers(changed_since, closes) and not generations:
+        note = (
+            "no generation logged for a change the captures show (the group's coordinator log "
+            "is missing)"
+        )
+    return [*events, _captured(before, current, trigger, seq + len(events), day.settings, note)]
+
+
+def _captured(
+    previous: Snapshot,
+    current: Snapshot,
+    trigger: str,
+    seq: int,
+    settings: Settings,
+    note: str | None,
+) -> RebalanceEvent:
+    """An event the captures saw and no log covers: its cause from the captures."""
+    window_opens = max(current.follows or previous.captured_at, previous.captured_at)
+    event = capture_causes.Event(
+        seq,
+        current.captured_at,
+        window_opens,
+        trigger,
+        tuple(_capture_member(m) for m in previous.members),
+        tuple(_capture_member(m) for m in current.members),
+    )
+    pairs = capture_causes.replacements(event)
+    cause, evidence = capture_causes.capture_cause(event, pairs)
+    only = bool(pairs) and len(pairs) == len(event.left) == len(event.joined)
+    avoidable = (
+        cause == "deploy_restart"
+        and only
+        and current.captured_at - window_opens <= settings.static_timeout
+    )
+    return RebalanceEvent(
+        seq,
+        current.captured_at,
+        trigger,
+        current,
+        previous,
+        window_opens,
+        source=CAPTURES,
+        cause=cause,
+        evidence=evidence,
+        static_avoidable=avoidable,
+        capture_difference=note,
+        departed=_label(pairs[0].old) if pairs else None,
+        returned=_label(pairs[0].new) if pairs else None,
+        lags_at=current.captured_at,
+        window=(previous.captured_at, current.captured_at),
+    )
+
+
+def _label(m: capture_causes.Member) -> str:
+    return Identity(m.instance_id, m.host, m.client_id).label()
+
+
+def _capture_member(m: MemberSnapshot) -> capture_causes.Member:
+    return capture_causes.Member(m.member_id, m.host, m.client_id, m.instance_id)
+
+
+def _logged(
+    previous: Snapshot,
+    current: Snapshot,
+    generations: list[Generation],
+    day: _Day,
+    seq: int,
+    confirmed: bool,
+) -> list[RebalanceEvent]:
+    """One event per logged generation of a period (module docstring); `confirmed`:
+    the closing capture shows the last one (else a change no log covers follows it)."""
+    state = {m.key: m for m in previous.members}
+    pending = [c for c in day.changes if previous.captured_at - MEMBER_LEAD < c.at]
+    topics = previous
+    before = previous
+    events = []
+    for index, gen in enumerate(generations):
+        last = confirmed and index == len(generations) - 1
+        old = dict(state)
+        # A KIP-848 epoch is bumped by the member change it follows; a classic generation
+        # takes every member that joined or was dropped until it stabilized.
+        cutoff = gen.at if gen.protocol == "consumer" else gen.ended
+        while pending and pending[0].at <= cutoff:
+            _apply(state, pending.pop(0), topics, day)
+        if topics is previous and confirmed and (last or _starts_topic_change(gen)):
+            topics = current
+        notes = []
+        if gen.member_count is not None and gen.member_count != len(state):
+            notes.append(
+                f"the log's generation {gen.generation} has {gen.member_count} members, its "
+                f"member lines {len(state)}"
+            )
+        if last:
+            difference = _difference(state, current)
+            if difference:
+                notes.append(difference)
+            snapshot = replace(current, captured_at=gen.at)
+            source = BOTH
+        else:
+            snapshot = _reconstructed(gen.at, state, topics, current)
+            source = LOGS
+        trigger = classify(before, snapshot) or NO_CHANGE
+        added = {m.member_id for k, m in state.items() if k not in old}
+        removed = {m.member_id for k, m in old.items() if k not in state}
+        added, removed = added | gen.added, removed | gen.removed
+        cause, evidence = _cause(gen, trigger, added, removed, day)
+        departed, returned, away = _comings_and_goings(added, removed, day)
+        events.append(
+            RebalanceEvent(
+                seq + index,
+                gen.at,
+                trigger,
+                snapshot,
+                before,
+                previous.captured_at if index == 0 else events[-1].at,
+                source=source,
+                generation=gen.generation,
+                duration_ms=gen.duration_ms,
+                cause=cause,
+                evidence=evidence,
+                static_avoidable=_avoidable(added, removed, day),
+                capture_difference="; ".join(notes) or None,
+                departed=departed,
+                returned=returned,
+                away_ms=away,
+                lags_at=current.captured_at if topics is current else previous.captured_at,
+                window=(previous.captured_at, current.captured_at),
+            )
+        )
+        if last:
+            state = {m.key: m for m in current.members}
+        before = snapshot
+    return events
+
+
+def _apply(state: dict[str, MemberSnapshot], change: Change, topics: Snapshot, day: _Day) -> None:
+    if change.action == "rekey":
+        key = f"instance:{change.instance_id}"
+        if key in state:
+            state[key] = replace(state[key], member_id=change.member_id)
+        return
+    if change.action == "remove":
+        key = _key_of(state, change.member_id)
+        if key is not None:
+            del state[key]
+        return
+    if any(m.member_id == change.member_id for m in state.values()):
+        return
+    who = day.known.get(change.member_id, Identity())
+    instance = change.instance_id or who.instance_id
+    state_key = f"instance:{instance}" if instance else f"member:{change.member_id}"
+    subscription = _group_subscription(state, topics)
+    state[state_key] = MemberSnapshot(
+        change.member_id,
+        instance,
+        subscription,
+        None,
+        who.client_id or derived_client_id(change.member_id),
+        who.host,
+    )
+
+
+def _key_of(state: Mapping[str, MemberSnapshot], member_id: str) -> str | None:
+    """The member a line names: by its id, else (a static member whose new id the old
+    coordinator never logged) by the group.instance.id its id starts with."""
+    key = next((k for k, m in state.items() if m.member_id == member_id), None)
+    if key is None:
+        prefix = derived_client_id(member_id)
+        key = f"instance:{prefix}" if prefix and f"instance:{prefix}" in state else None
+    return key
+
+
+def _group_subscription(state: Mapping[str, MemberSnapshot], topics: Snapshot) -> tuple[str, ...]:
+    """A new member's subscription: the group's (the members' union), else the captures'."""
+    union = {t for m in state.values() for t in (m.subscription or ())}
+    if not union:
+        union = {t for m in topics.members for t in (m.subscription or ())}
+    return tuple(sorted(union))
+
+
+def _starts_topic_change(gen: Generation) -> bool:
+    """A generation whose log says a member's metadata changed, or names no member."""
+    cause = gen.reading.cause
+    if cause in ("partitions_added", "subscription_changed", "metadata_change", "leader_rejoin"):
+        return True
+    return cause == "unknown" and not gen.members and not gen.reading.members
+
+
+def _reconstructed(
+    at: dt.datetime, state: Mapping[str, MemberSnapshot], topics: Snapshot, current: Snapshot
+) -> Snapshot:
+    """A generation no capture shows: the log's members with the topics of `topics`;
+    no assignment (only captures show one)."""
+    by_key = {m.key: m for m in topics.members}
+    members = []
+    for key, m in sorted(state.items()):
+        captured = by_key.get(key)
+        subscription = captured.subscription if captured is not None else m.subscription
+        members.append(replace(m, subscription=subscription, assignment=None))
+    return Snapshot(
+        at,
+        tuple(members),
+        "Stable",
+        current.strategy,
+        dict(topics.partition_counts),
+    )
+
+
+def _difference(state: Mapping[str, MemberSnapshot], capture: Snapshot) -> str | None:
+    shown = {m.key: m for m in capture.members}
+    extra = sorted(shown[k].member_id for k in shown.keys() - state.keys())
+    missing = sorted(state[k].member_id for k in state.keys() - shown.keys())
+    if not extra and not missing:
+        return None
+    parts = []
+    if extra:
+        parts.append(f"also shows {_ids(extra)}")
+    if missing:
+        parts.append(f"does not show {_ids(missing)}")
+    when = capture.captured_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"the capture at {when} " + " and ".join(parts) + " (the capture's members are used)"
+
+
+def _cause(
+    gen: Generation, trigger: str, added: set[str], removed: set[str], day: _Day
+) -> tuple[str, str | None]:
+    """(cause, evidence) of a logged generation."""
+    cause, line = gen.cause()
+    incident = _incident(added, removed, day, day.settings.rejoin_window)
+    if incident is not None:
+        back, departure_kind = incident
+        named = INCIDENT.get(departure_kind, departure_kind)
+        if back.by == "instance id":
+            named = "deploy_restart"  # a static member back past its session timeout
+        away = back.away.total_seconds()
+        text = (
+            f"{back.identity.label()} ({back.by}) left as {back.departure.member_id} and was "
+            f"back {away:.0f} s later as {back.member_id}"
+        )
+        return named, _join(line, text)
+    if cause in GENERIC and trigger in TOPIC_TRIGGERS:
+        return trigger, _join(line, f"the next capture shows {trigger.replace('_', ' ')}")
+    if cause == "unknown" and (added or removed):
+        cause = "scale_out" if len(added) >= len(removed) else "scale_in"
+    return cause, line
+
+
+def _comings_and_goings(
+    added: set[str], removed: set[str], day: _Day
+) -> tuple[str | None, str | None, int | None]:
+    """(departed, returned, away_ms) of a logged generation (RebalanceEvent says what)."""
+    back = next((day.returns[m] for m in sorted(added) if m in day.returns), None)
+    gone = sorted(removed)
+    departed = None
+    if gone:
+        later = next((day.returned[m] for m in gone if m in day.returned), None)
+        who = later.identity if later else identity_of(gone[0], day.known)
+        departed = who.label() if who.attributes() else None
+        if back is None and later is not None:
+            return departed, None, later.away // MILLISECOND
+    if back is not None:
+        return departed, back.identity.label(), back.away // MILLISECOND
+    return departed, None, None
+
+
+def _incident(
+    added: set[str], removed: set[str], day: _Day, window: dt.timedelta
+) -> tuple[Return, str] | None:
+    """The first return (within the window) this generation is part of: it took the
+    consumer back in, or let it go before it came back."""
+    candidates = [day.returns[m] for m in sorted(added) if m in day.returns]
+    candidates += [day.returned[m] for m in sorted(removed) if m in day.returned]
+    for back in candidates:
+        if back.away <= window:
+            return back, back.departure.kind
+    return None
+
+
+def _avoidable(added: set[str], removed: set[str], day: _Day) -> bool:
+    """Every member this generation changed left and came back within the static
+    session timeout: with group.instance.id it would not have happened."""
+    if not added and not removed:
+        return False
+    limit = day.settings.static_timeout
+    back_in = all(m in day.returns and day.returns[m].away <= limit for m in added)
+    back_out = all(m in day.returned and day.returned[m].away <= limit for m in removed)
+    return back_in and back_out
+
+
+def _join(line: str | None, text: str) -> str:
+    return f"{line} | {text}" if line else text
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:SHOWN])
+    return shown + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
