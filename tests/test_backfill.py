@@ -171,7 +171,7 @@ def test_a_rerun_of_all_skips_every_date_and_commits_nothing(
     for number, day in enumerate([D1, D2], start=1):
         assert f"date {number}/2 {day} complete for the same inputs, skipped" in err
     summary = out.splitlines()
-    assert summary[0].startswith(f"fleet_rebalance {D2}: 21 groups analysed")
+    assert summary[0].startswith(f"fleet_rebalance {D2}: 24 groups analysed")
     assert summary[-1] == f"report: {config.warehouse}/reports/{D2}.html"
 
 

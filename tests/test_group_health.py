@@ -65,7 +65,7 @@ def test_heavy_rebalancing_names_the_causes_and_the_paused_time():
     )
     assert attention(heavy, LIMITS) == (
         1,
-        ["9 rebalances (5 deploy_restart, 4 poll_timeout), 1:02:03 of paused partition-time"],
+        ["9 rebalances (5 deploy_restart, 4 poll_timeout), 3,723.4 paused partition-seconds"],
     )
     # Below the limit, or with no log to time it.
     assert attention(row(rebalances=5, rebalances_by_cause={"scale_in": 5}), LIMITS) == (0, [])
@@ -188,6 +188,9 @@ def test_group_health_joins_every_group_any_table_knows(spark):
                 g
                 | {
                     "group_id": "busy",
+                    # What the group runs is measured on observed (its declared
+                    # assignor was not replayed): range's 99 is no baseline.
+                    "compared_with": "observed",
                     "change_kind": "static_membership",
                     "protocol": "classic",
                     "rebalances_saved": 1,
@@ -213,7 +216,7 @@ def test_group_health_joins_every_group_any_table_knows(spark):
         "why",
     )
     assert busy["severity"] == 1 and busy["attention"] == [
-        "3 rebalances (2 poll_timeout, 1 scale_in), 0:01:20 of paused partition-time",
+        "3 rebalances (2 poll_timeout, 1 scale_in), 80.5 paused partition-seconds",
         "unbalanced: one member owns up to 2 partitions more than another",
     ]
     assert (lagging["last_status"], lagging["worst_status"]) == ("ERR", "STOP")
@@ -256,13 +259,21 @@ def test_group_health_and_the_summary_agree_with_the_tables(spark, clean_nightly
         "rebalances",
     )
     assert sizes.where(F.col("total") != F.col("rebalances")).isEmpty()
-    observed = (
-        table("stickiness")
-        .where(F.col("assignor") == "observed")
-        .select(*keys, F.col("paused_partition_seconds").alias("seconds"))
+    # What the group runs is the recommendation's baseline: its paused partitions agree.
+    baseline = table("recommendations").select(
+        *keys, F.col("compared_with").alias("assignor"), "declared_paused_partitions"
     )
-    priced = health.join(observed, keys, "inner")
+    runs = (
+        table("stickiness")
+        .join(baseline, [*keys, "assignor"], "inner")
+        .select(*keys, F.col("paused_partition_seconds").alias("seconds"), "paused_partitions",
+                "declared_paused_partitions")
+    )  # fmt: skip
+    priced = health.drop("paused_partitions").join(runs, keys, "inner")
     assert priced.where(~F.col("paused_partition_seconds").eqNullSafe(F.col("seconds"))).isEmpty()
+    assert priced.where(
+        ~F.col("paused_partitions").eqNullSafe(F.col("declared_paused_partitions"))
+    ).isEmpty()
     recs = table("recommendations").select(*keys, F.col("change_kind").alias("kind"))
     assert health.join(recs, keys).where(F.col("change_kind") != F.col("kind")).isEmpty()
     needing = health.where(F.col("severity") > 0)
@@ -274,14 +285,22 @@ def test_group_health_and_the_summary_agree_with_the_tables(spark, clean_nightly
     lines = summary_lines(facts)
     events = table("rebalance_events")
     initial = events.where(F.col("trigger") == "initial").count()
+    moved = events.where(F.col("trigger") != "initial")
+    logged = moved.where(F.col("source") != "captures").count()
+    generations = table("rebalance_timeline").count()
     assert lines[0].startswith(
-        f"fleet_rebalance {DAY}: {facts.groups} groups analysed, "
-        f"{events.count() - initial} rebalances (+{initial} initial joins), "
-        f"{table('rebalance_timeline').count()} generations in the coordinator logs "
-        f"({table('rebalance_causes').where(F.col('generation').isNotNull()).count()} matched"
+        f"fleet_rebalance {DAY}: {facts.groups} groups analysed, {moved.count()} rebalances "
+        f"({logged} from the coordinator logs, {moved.count() - logged} seen only by "
+        f"captures) + {initial} initial joins; the logs' {generations} generations = "
+        f"{logged} replayed + {facts.follow_ups} cooperative follow-up rounds + "
     )
-    assert lines[1] == f"Groups that need attention: {needing.count()} of {facts.groups}:"
+    assert lines[1].startswith(f"Groups that need attention: {needing.count()} of {facts.groups};")
+    listed = {(r.cluster, r.group_id) for r in facts.listed.itertuples()}
     for r in facts.attention.itertuples():
-        assert f"  {r.cluster}/{r.group_id}: {'; '.join(r.attention)}" in lines
+        assert (r.cluster, r.group_id) in listed
     kinds = {r["change_kind"]: r["count"] for r in health.groupBy("change_kind").count().collect()}
     assert facts.changes_by_kind == {k: n for k, n in kinds.items() if k is not None}
+    # The rolling deploys need attention for their restarts.
+    reasons = {(r["cluster"], r["group_id"]): r["attention"] for r in needing.collect()}
+    for key in (("prod-east", "search-processor-1"), ("prod-west", "orders-enricher-1")):
+        assert any("deploy_restart" in why for why in reasons[key]), key

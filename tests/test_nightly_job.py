@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from functools import partial
 from pathlib import Path
 
 import pyspark.sql.functions as F
@@ -13,12 +12,10 @@ import pytest
 from chispa import assert_df_equality
 from cluster_support import comparable
 from deltalake import DeltaTable
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze, gold, replay, silver
 from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
-from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.storage import read_table
 
@@ -149,13 +146,7 @@ def test_the_replay_with_the_cut_topic_history_equals_the_replay_with_all_of_it(
     cut = replay.topic_history(spark, config, DAY)
     assert set(cut) == set(full)
     assert all(dict(full[c])[at] == counts for c in cut for at, counts in cut[c])
-    function = partial(
-        replay_group_arrow,
-        run_date=DAY,
-        assignors=default_assignors(),
-        topic_history=full,
-        schema=to_arrow_schema(silver.union_schema()),
-    )
+    function = replay.group_function(spark, config, DAY, default_assignors(), full)
     result = replay.per_group(spark, config, DAY, function).cache()
     for name, expected in replay.silver_frames(spark, config, DAY, result).items():
         stored = table(spark, config, name).where(F.col("event_date") == F.lit(DAY))
@@ -167,13 +158,16 @@ def test_summary_and_report(nightly):
     config, counts, _, lines = nightly
     events = counts["replay"]["rebalance_events"]
     head = re.match(
-        rf"fleet_rebalance {DAY}: 21 groups analysed, (\d+) rebalances \(\+(\d+) initial joins\)",
+        rf"fleet_rebalance {DAY}: 24 groups analysed, (\d+) rebalances .* \+ (\d+) initial joins;",
         lines[0],
     )
     assert head and int(head[1]) + int(head[2]) == events
     assert lines[1].startswith("Groups that need attention: ")
-    assert any(line.startswith("Changes to make: ") for line in lines)
-    first = lines[2].strip().split(":")[0].split("/", 1)[1]  # the first group named
+    assert "; Changes to make: " in lines[1]
+    assert lines[2].split() == [
+        "group", "Burrow", "rebalances", "paused", "(partition-s)", "change", "saves"
+    ]  # fmt: skip
+    first = lines[3].split()[0].split("/", 1)[1]  # the first group named
     html = (Path(config.warehouse) / "reports" / f"{DAY}.html").read_text(encoding="utf-8")
     assert html.count("<svg") >= 7
     assert "Rebalance timeline" in html and first in html

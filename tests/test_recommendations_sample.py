@@ -10,7 +10,13 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark
-CHANGES = ("assignor", "protocol_migration", "static_membership")
+CHANGES = (
+    "assignor",
+    "static_membership",
+    "consumer_config",
+    "fix_crash_loop",
+    "stuck_partition",
+)
 BROKERS = {  # the sample's 4.1 cluster and its 3.6 / 3.9 ones
     "lab": "brokers: this cluster already serves consumer-protocol groups",
     "prod": "brokers >= 4.0 first (this cluster's coordinator logs are the pre-4.0",
@@ -60,11 +66,15 @@ def test_a_change_is_better_than_what_runs_and_keep_shows_what_runs(recs):
             ]
             assert rank[0] < rank[1], key
             assert r["prerequisites"], key
-        elif r["change_kind"] == "static_membership":
-            # The rolling deploys' restarts, back within the session timeout.
-            assert r["rebalances_saved"] > 0 and r["paused_partitions_saved"] > 0, key
+        elif r["change_kind"] in ("static_membership", "consumer_config", "fix_crash_loop"):
+            # Rebalances that would not have happened: restarts back within the session
+            # timeout, stalls a longer one covers, a crash loop's restarts.
+            assert r["rebalances_saved"] >= 2 and r["paused_partitions_saved"] > 0, key
             assert r["paused_partition_seconds_saved"] > 0, key
-            assert "group.instance.id" in r["prerequisites"], key
+            assert r["prerequisites"], key
+            assert r["recommended_assignor"] == r["declared_assignor"], key
+        elif r["change_kind"] == "stuck_partition":
+            assert r["prerequisites"].startswith("look at the record:"), key
         else:
             assert r["change_kind"] == "keep", key
             assert r["recommended_assignor"] == r["declared_assignor"], key
@@ -75,8 +85,31 @@ def test_a_change_is_better_than_what_runs_and_keep_shows_what_runs(recs):
         for column in ("declared_mean_lag_skew", "recommended_stickiness", "stickiness_delta"):
             value = r[column]
             assert value is None or round(value, 4) == value, (key, column, value)
-    # The generator's profiles show every kind of change (generate/fleet.py, PROFILES).
+    # The generator's profiles show each kind of change (generate/fleet.py, PROFILES); the
+    # protocol migrations they would justify save too little (below).
     assert {r["change_kind"] for r in recs.values()} == {"keep", *CHANGES}
+
+
+def test_the_sample_groups_get_the_change_their_day_calls_for(recs):
+    """The rolling deploys get static membership for their restarts, the stalled
+    consumers (heartbeat_expiry) a session timeout, the crash loops a fix, the poison
+    pills their stuck partition named, never a protocol migration; and a change that
+    saves too little is keep, saying so."""
+    kinds = {key: r["change_kind"] for key, r in recs.items()}
+    assert kinds[("prod-east", "search-processor-1")] == "static_membership"
+    assert kinds[("prod-west", "orders-enricher-1")] == "static_membership"
+    billing = recs[("prod-east", "billing-enricher-2")]
+    assert billing["change_kind"] == "consumer_config"
+    assert billing["reason"].startswith("session timeouts: ")
+    assert "session.timeout.ms=" in billing["prerequisites"]
+    stuck = recs[("prod-west", "audit-processor-6")]
+    assert stuck["change_kind"] == "stuck_partition"
+    assert stuck["reason"].startswith("stuck partition: payments-1 at offset ")
+    for key in (("prod-east", "audit-enricher-7"), ("prod-west", "search-archiver-7")):
+        assert kinds[key] == "fix_crash_loop", key
+    small = [r for r in recs.values() if "gain too small" in r["reason"]]
+    assert small and all(r["change_kind"] == "keep" for r in small)
+    assert any("migrating to the consumer protocol" in r["reason"] for r in small)
 
 
 def _skew(value: float | None) -> float:

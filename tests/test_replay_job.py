@@ -85,14 +85,17 @@ def test_metrics_follow_the_definitions(spark, replayed):
 def test_the_failed_capture_is_a_gap_not_everyone_leaving(spark, replayed):
     """prod-west's 03:00 offsets capture is an empty file, so subscriptions (inferred from
     offsets) are unknown there: carried forward, not read as "subscribed to nothing". The
-    only subscription change on prod-west is the regex group picking up a new topic."""
+    only subscription change on prod-west is the regex group picking up a new topic: the
+    generation its log records in the 05:00 hour, the 06:00 capture confirming it."""
     config, _ = replayed
     changes = (
         table(spark, config, "rebalance_events")
         .where((F.col("cluster") == "prod-west") & (F.col("trigger") == "subscription_changed"))
         .collect()
     )
-    assert [(r["group_id"], r["event_at"].hour) for r in changes] == [("audit-archiver-5", 6)]
+    assert [(r["group_id"], r["event_at"].hour, r["source"]) for r in changes] == [
+        ("audit-archiver-5", 5, "both")
+    ]
 
 
 def test_oracle_pandas_function_equals_spark(spark, replayed):
@@ -220,10 +223,14 @@ def test_a_lost_member_line_is_a_gap_for_its_group_only(spark, lost_line):
     before = events(clean)
     assert [r["event_at"] for r in before].count(LOST_AT) == 1
     assert NEXT_AT not in [r["event_at"] for r in before]
-    expected = [
-        {**r.asDict(), "event_at": NEXT_AT if r["event_at"] == LOST_AT else r["event_at"]}
-        for r in before
-    ]
+    def moved(r):
+        """The 01:00 event at 01:20: its time, and the capture its evidence names."""
+        if r["event_at"] != LOST_AT:
+            return r.asDict()
+        evidence = r["evidence"].replace(f"{LOST_AT:%H:%M}Z", f"{NEXT_AT:%H:%M}Z")
+        return {**r.asDict(), "event_at": NEXT_AT, "evidence": evidence}
+
+    expected = [moved(r) for r in before]
     assert [r.asDict() for r in events(corrupted)] == expected
 
 

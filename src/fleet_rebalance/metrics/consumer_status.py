@@ -315,4 +315,5 @@ def group_consumer_status(
         "non_ok_windows": np.add.reduceat((ranks > RANKS["OK"]).astype(np.int64), begin),
         "group_status": [NAMES[min(last.max(), RANKS["ERR"])]] * count,
         "group_worst_status": [NAMES[worst.max()]] * count,
+        "current_offset": e.offsets[rows[end]],
     }

@@ -332,39 +332,28 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     )
 
 
-def stuck_partitions(consumer_status: DataFrame, offsets: DataFrame) -> DataFrame:
+def stuck_partitions(consumer_status: DataFrame) -> DataFrame:
     """cluster, group_id, date, topic, partition, offset, lag, since: partitions Burrow
     rates STALL at the day's last capture in groups whose other partitions are not all
     STALL (one record the consumer cannot pass, not a consumer that stopped), with the
-    committed offset they sit at (the offsets capture the status was rated on)."""
+    committed offset they sit at."""
     by_group = consumer_status.groupBy(*GROUP).agg(
         F.count_if(F.col("status") != "STALL").alias("_moving")
     )
-    stalled = (
+    return (
         consumer_status.where(F.col("status") == "STALL")
         .join(by_group.where(F.col("_moving") > 0), GROUP, how="left_semi")
         .select(
             *GROUP,
             "topic",
             "partition",
+            F.col("current_offset").alias("offset"),
             F.col("current_lag").alias("lag"),
             F.when(F.col("worst_status") == "STALL", F.col("worst_status_at"))
             .otherwise(F.col("evaluated_at"))
             .alias("since"),
-            "evaluated_at",
         )
     )
-    committed = offsets.select(
-        "cluster",
-        "group_id",
-        "topic",
-        "partition",
-        F.col("captured_at").alias("evaluated_at"),
-        F.col("current_offset").alias("offset"),
-    ).dropDuplicates(["cluster", "group_id", "topic", "partition", "evaluated_at"])
-    return stalled.join(
-        committed, ["cluster", "group_id", "topic", "partition", "evaluated_at"], how="left"
-    ).drop("evaluated_at")
 
 
 def final_changes(

@@ -81,6 +81,8 @@ TABLES: dict[str, StructType] = {
         ("non_ok_windows", INT),
         ("group_status", S),
         ("group_worst_status", S),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("current_offset", L),
     ),
     "partition_flapping": _schema(
         ("topic", S),

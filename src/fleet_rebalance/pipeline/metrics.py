@@ -110,9 +110,7 @@ def recommendations_frame(spark: SparkSession, config: Config, run_date: dt.date
         static_what_if=static_membership(moved, replayed, declared),
         static_session_timeout_s=m.static_session_timeout_s,
     )
-    stuck = stuck_partitions(
-        table("consumer_status", "date", run_date), table("offsets", "capture_date", run_date)
-    )
+    stuck = stuck_partitions(table("consumer_status", "date", run_date))
     limits = Limits(
         m.change_min_rebalances_saved,
         m.change_min_seconds_saved,

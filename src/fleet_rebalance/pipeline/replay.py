@@ -53,20 +53,7 @@ def run(
         raise ValueError("replay runs one date at a time: pass --date")
     started = time.monotonic()
     assignors = assignors or default_assignors()
-    history = topic_history(spark, config, run_date)
-    m = config.metrics
-    function = partial(
-        replay_group_arrow,
-        run_date=run_date,
-        assignors=assignors,
-        topic_history=history,
-        coverage=log_coverage(spark, config, run_date),
-        settings=Settings(
-            dt.timedelta(seconds=m.rejoin_window_s),
-            dt.timedelta(seconds=m.static_session_timeout_s),
-        ),
-        schema=to_arrow_schema(silver.union_schema()),
-    )
+    function = group_function(spark, config, run_date, assignors)
     result = per_group(spark, config, run_date, function).persist()
     warehouse = Warehouse(spark, config.warehouse)
     try:
@@ -86,6 +73,31 @@ def run(
     if counts.get("replay_errors"):
         log.warning("%d replay error(s): see the replay_errors table", counts["replay_errors"])
     return counts
+
+
+def group_function(
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    assignors: list[str],
+    history: dict[str, TopicHistory] | None = None,
+) -> Callable:
+    """The per-group function per_group runs: the replay with what every group of the
+    date shares (topic partition counts, the clusters' logged hours, the settings);
+    `history` in place of topic_history's (tests compare with the whole history)."""
+    m = config.metrics
+    return partial(
+        replay_group_arrow,
+        run_date=run_date,
+        assignors=assignors,
+        topic_history=topic_history(spark, config, run_date) if history is None else history,
+        coverage=log_coverage(spark, config, run_date),
+        settings=Settings(
+            dt.timedelta(seconds=m.rejoin_window_s),
+            dt.timedelta(seconds=m.static_session_timeout_s),
+        ),
+        schema=to_arrow_schema(silver.union_schema()),
+    )
 
 
 def silver_frames(

@@ -122,18 +122,29 @@ class LagIndex:
     needs them."""
 
     def __init__(self, lags: pd.DataFrame) -> None:
-        lags = lags.sort_values("captured_at", kind="stable")
-        self._times = lags["captured_at"].to_numpy(dtype="datetime64[ns]")
-        self._topics = lags["topic"].to_numpy(dtype=object)
-        self._partitions = lags["partition"].to_numpy(dtype=np.int64)
-        self._lags = lags["lag"].to_numpy(dtype=np.float64, na_value=np.nan)
-        ends = lags["log_end_offset"] if "log_end_offset" in lags else pd.Series(dtype=float)
-        self._ends = ends.to_numpy(dtype=np.float64, na_value=np.nan)
-        highest = lags.groupby(["captured_at", "topic"])["partition"].max() + 1
-        self.topics = set(self._topics)
+        times = lags["captured_at"].to_numpy(dtype="datetime64[ns]")
+        topic_codes, topic_names = pd.factorize(lags["topic"])
+        partitions = lags["partition"].to_numpy(dtype=np.int64)
+        order = np.lexsort((partitions, topic_codes, times))  # by capture, topic, partition
+        self._times = times[order]
+        self._topics = topic_names.to_numpy(dtype=object)[topic_codes[order]]
+        self._partitions = partitions[order]
+        self._lags = lags["lag"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
+        if "log_end_offset" in lags:
+            ends = lags["log_end_offset"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
+        else:
+            ends = np.empty(0)
+        self._ends = ends
+        self.topics = set(topic_names)
         self.highest: dict[np.datetime64, dict[str, int]] = {}
-        for (at, topic), count in highest.items():
-            self.highest.setdefault(np.datetime64(at, "ns"), {})[topic] = int(count)
+        if len(order):
+            # The last row of each (capture, topic) run holds its highest partition.
+            codes = topic_codes[order]
+            last = np.r_[(self._times[1:] != self._times[:-1]) | (codes[1:] != codes[:-1]), True]
+            for at, topic, partition in zip(
+                self._times[last], self._topics[last], self._partitions[last], strict=True
+            ):
+                self.highest.setdefault(at, {})[topic] = int(partition) + 1
 
     def lags_at(self, at: dt.datetime) -> dict[TopicPartition, int]:
         return self._at(self._lags, at)

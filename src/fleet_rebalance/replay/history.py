@@ -37,11 +37,13 @@ back within `static_timeout` (a capture event: when its capture window shows tha
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from fleet_rebalance.replay import capture_causes
@@ -132,6 +134,10 @@ class _Day:
     known: dict[str, Identity]
     settings: Settings
     generations: list[Generation] = field(default_factory=list)
+
+    @cached_property
+    def change_times(self) -> list[dt.datetime]:
+        return [c.at for c in self.changes]
 
 
 def group_history(
@@ -363,7 +369,9 @@ def _logged(
     """One event per logged generation of a period (module docstring); `confirmed`:
     the closing capture shows the last one (else a change no log covers follows it)."""
     state = {m.key: m for m in previous.members}
-    pending = [c for c in day.changes if previous.captured_at - MEMBER_LEAD < c.at]
+    first = bisect.bisect_right(day.change_times, previous.captured_at - MEMBER_LEAD)
+    last = bisect.bisect_right(day.change_times, current.captured_at)
+    pending = day.changes[first:last]
     topics = previous
     before = previous
     events = []

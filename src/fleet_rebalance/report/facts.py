@@ -149,36 +149,30 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         replay_errors=table("replay_errors", "event_date").count(),
         quarantined=table("quarantine", "capture_date").count(),
         per_assignor=per_assignor,
-        attention=needing.orderBy(
+        attention=_top(
+            needing,
+            ATTENTION_COLUMNS,
+            top,
             F.col("severity").desc(),
             F.col("paused_partition_seconds").desc_nulls_last(),
             F.col("rebalances").desc(),
-            "cluster",
-            "group_id",
-        )
-        .select(*ATTENTION_COLUMNS)
-        .limit(top)
-        .toPandas(),
+        ),
         attention_total=needing.count(),
-        changes=changing.orderBy(
+        changes=_top(
+            changing,
+            CHANGE_COLUMNS,
+            top,
             F.col("paused_partition_seconds_saved").desc_nulls_last(),
             F.col("paused_partitions_saved").desc_nulls_last(),
-            "cluster",
-            "group_id",
-        )
-        .select(*CHANGE_COLUMNS)
-        .limit(top)
-        .toPandas(),
-        listed=listed.orderBy(
+        ),
+        listed=_top(
+            listed,
+            ATTENTION_COLUMNS,
+            top,
             F.col("severity").desc(),
             F.col("paused_partition_seconds_saved").desc_nulls_last(),
             F.col("rebalances").desc(),
-            "cluster",
-            "group_id",
-        )
-        .select(*ATTENTION_COLUMNS)
-        .limit(top)
-        .toPandas(),
+        ),
         listed_total=listed.count(),
         changes_by_kind={
             r["change_kind"]: r["count"]
@@ -203,6 +197,11 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         .orderBy("cluster", "group_id", "generation")
         .toPandas(),
     )
+
+
+def _top(frame: DataFrame, columns: tuple[str, ...], top: int, *order: F.Column) -> pd.DataFrame:
+    """The first `top` rows in `order` (then by cluster and group), as pandas."""
+    return frame.orderBy(*order, "cluster", "group_id").select(*columns).limit(top).toPandas()
 
 
 def busiest_timelines(timeline: DataFrame, top: int) -> DataFrame:
