@@ -1,15 +1,14 @@
 """A group's rebalances of one day: every generation its coordinator logged, and the
 captures' changes where no log covers them (DESIGN.md, rebalance_events).
 
-The day is cut into periods between consecutive usable captures (a mid-rebalance
-capture is no boundary; the previous date's last capture opens the first period). A
-period whose every hour has a coordinator log of the cluster (Coverage) is the log's:
-- each generation that ended in it is one event (a cooperative group's revocation round
-  is part of the generation before it);
+The day is cut into periods between consecutive usable captures that differ (a
+mid-rebalance capture is no boundary, a capture repeating the one before is none of its
+own; the previous date's last capture opens the first period). In a period:
+- each generation that ended in it, in an hour the cluster's coordinator logs cover
+  (Coverage), is one event (a cooperative group's revocation round is part of the
+  generation before it);
 - its member set is the period's first capture's, carried forward through the log's
-  member evidence in time order: joins (KIP-394's second JoinGroup, static and KIP-848
-  joins, the members an `Adding new member` reason names), leaves, expiries, fencings
-  (and the members a leave or expiry reason names). A static member back under its
+  member evidence in time order (member_changes.py). A static member back under its
   group.instance.id is the same member (no event). A member never captured has the
   client id its member id starts with and the group's subscription;
 - subscriptions and partition counts are the first capture's until a generation the
@@ -18,10 +17,12 @@ period whose every hour has a coordinator log of the cluster (Coverage) is the l
 - the last generation is the one the closing capture shows: that capture's members and
   assignment win (`both`); a reconstruction that disagrees is kept in
   `capture_difference`, as is a member count the log's `Stabilized` line contradicts;
-- a logged period in which the captures show a membership change but the log no
-  generation is the captures' after all (the group's coordinator log is missing).
-Any other period is the captures': one event when the closing capture differs
-(events.classify), as before logs were read.
+- a change the closing capture shows where the logs do not cover the time it can have
+  happened in (since the last capture still showing the period's first state) is the
+  captures': one event when the closing capture differs from the last logged state
+  (events.classify), as before logs were read; so is a change the captures show in a
+  covered stretch where the log has no generation (the group's coordinator log is
+  missing: `capture_difference` says so).
 
 Causes: the generation's logged reason (generations.py), then:
 - a consumer that comes back (identities.py) within `rejoin_window` makes both its
@@ -40,14 +41,12 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import itertools
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from fleet_rebalance.replay import capture_causes
-from fleet_rebalance.replay.causes import member_cause
 from fleet_rebalance.replay.events import (
     BOTH,
     CAPTURES,
@@ -65,6 +64,7 @@ from fleet_rebalance.replay.identities import (
     identity_of,
     pair_returns,
 )
+from fleet_rebalance.replay.member_changes import Change, member_changes
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 HOUR = dt.timedelta(hours=1)
@@ -73,18 +73,8 @@ GENERIC = ("leader_rejoin", "metadata_change", "unknown")
 TOPIC_TRIGGERS = ("partitions_added", "subscription_changed")
 # How a consumer's departure names the incident of its return.
 INCIDENT = {"scale_in": "deploy_restart", "unknown": "deploy_restart"}
-ADDS = ("member_joined", "static_member_joined")
-REMOVES = ("member_left", "member_failed", "member_fenced")
 SHOWN = 3
 MILLISECOND = dt.timedelta(milliseconds=1)
-INSTANCE_IN_LINE = [
-    re.compile(r"groupInstanceId=([^\s,]+)"),
-    re.compile(r"with instance id (\S+?)(?: |\.$)"),
-    re.compile(r"Adding new static member (\S+) to group"),
-    re.compile(r"Static member (\S+) of group"),
-]
-# The old coordinator's static rejoin names the replaced id, not the new one.
-REPLACED_OLD = re.compile(r"Replacing previously mapped member")
 
 
 @dataclass(frozen=True)
@@ -110,18 +100,6 @@ class Coverage:
 class Settings:
     rejoin_window: dt.timedelta = dt.timedelta(seconds=600)
     static_timeout: dt.timedelta = dt.timedelta(seconds=300)
-
-
-@dataclass(frozen=True)
-class Change:
-    """One member fact of the log: `add` or `remove` a member id at a time."""
-
-    at: dt.datetime
-    action: str
-    member_id: str
-    instance_id: str | None
-    kind: str  # the cause the log gives it (scale_out, scale_in, session_timeout, ...)
-    line: str
 
 
 @dataclass
@@ -194,58 +172,6 @@ def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings
     returns = pair_returns(departures, arrivals, known, settings.rejoin_window)
     returned = {r.departure.member_id: r for r in returns.values()}
     return _Day(changes, returns, returned, known, settings, _merged(generations))
-
-
-def member_changes(
-    generations: Sequence[Generation], log_rows: Sequence[Mapping[str, Any]]
-) -> list[Change]:
-    """Every member added or removed, in time order, from member lines and the members
-    a generation's start reason names."""
-    found: list[Change] = []
-    for row in log_rows:
-        member, event, reason = row.get("member_id"), row["event"], row.get("reason")
-        if not member:
-            continue
-        if event in ADDS:
-            instance = _instance_of(row["line"]) if event == "static_member_joined" else None
-            found.append(
-                Change(row["logged_at"], "add", member, instance, "scale_out", row["line"])
-            )
-        elif event == "static_member_rejoined" and not REPLACED_OLD.search(row["line"]):
-            instance = _instance_of(row["line"])
-            if instance:  # the same member under a new id: no rebalance
-                found.append(Change(row["logged_at"], "rekey", member, instance, "", row["line"]))
-        elif event in REMOVES and _removes(event, reason):
-            kind = member_cause(event, reason)
-            found.append(Change(row["logged_at"], "remove", member, None, kind, row["line"]))
-    for gen in generations:
-        reading = gen.reading
-        if reading.action is None or gen.started_at is None:
-            continue
-        action = "add" if reading.action == "add" else "remove"
-        kind, _ = gen.cause() if action == "remove" else ("scale_out", None)
-        for member in reading.members:
-            found.append(
-                Change(gen.started_at, action, member, reading.instance, kind, gen.start_line or "")
-            )
-    return sorted(found, key=lambda c: (c.at, c.action == "add", c.member_id))
-
-
-def _instance_of(line: str) -> str | None:
-    """The group.instance.id a static member line names."""
-    found = next((m for p in INSTANCE_IN_LINE if (m := p.search(line))), None)
-    return found.group(1) if found else None
-
-
-def _removes(event: str, reason: str | None) -> bool:
-    """Does this member line take the member out of the group? A KIP-848 static member
-    that `temporarily left` keeps its place, and a static member's fenced request (a
-    stale id, FENCED_INSTANCE_ID) or refused join changes nothing."""
-    if event == "member_left":
-        return reason != "temporarily"
-    if event == "member_fenced":
-        return bool(reason) and " " in reason and "instance id is" not in reason
-    return True
 
 
 def _merged(generations: list[Generation]) -> list[Generation]:

@@ -1,0 +1,96 @@
+"""The member facts of a group's coordinator log: who joined, left, was expired or
+fenced, and when (history.py carries a member set forward through them).
+
+Each is a member line (KIP-394's second JoinGroup, static and KIP-848 joins, leaves,
+expiries, fencings, the members a `removed dynamic members` set names) or a member a
+generation's start reason names (`Adding new member`, `Removing member ... on
+LeaveGroup`, `removing member ... on heartbeat expiration`, ``explicit `LeaveGroup`
+request for (...)``); a member both name is one fact twice, harmless to apply twice. A
+static member back under a new member id within its session timeout is a `rekey`: the
+same member, no rebalance. A KIP-848 static member that `temporarily left` keeps its
+place; a static member's fenced request (a stale id) or refused join changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fleet_rebalance.replay.causes import member_cause
+from fleet_rebalance.replay.generations import Generation
+
+ADDS = ("member_joined", "static_member_joined")
+REMOVES = ("member_left", "member_failed", "member_fenced")
+INSTANCE_IN_LINE = [
+    re.compile(r"groupInstanceId=([^\s,]+)"),
+    re.compile(r"with instance id (\S+?)(?: |\.$)"),
+    re.compile(r"Adding new static member (\S+) to group"),
+    re.compile(r"Static member (\S+) of group"),
+]
+# The old coordinator's static rejoin names the replaced id, not the new one.
+REPLACED_OLD = re.compile(r"Replacing previously mapped member")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One member fact of the log: `add` or `remove` a member id at a time."""
+
+    at: dt.datetime
+    action: str
+    member_id: str
+    instance_id: str | None
+    kind: str  # the cause the log gives it (scale_out, scale_in, session_timeout, ...)
+    line: str
+
+
+def member_changes(
+    generations: Sequence[Generation], log_rows: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    """Every member added or removed, in time order, from member lines and the members
+    a generation's start reason names."""
+    found: list[Change] = []
+    for row in log_rows:
+        member, event, reason = row.get("member_id"), row["event"], row.get("reason")
+        if not member:
+            continue
+        if event in ADDS:
+            instance = _instance_of(row["line"]) if event == "static_member_joined" else None
+            found.append(
+                Change(row["logged_at"], "add", member, instance, "scale_out", row["line"])
+            )
+        elif event == "static_member_rejoined" and not REPLACED_OLD.search(row["line"]):
+            instance = _instance_of(row["line"])
+            if instance:  # the same member under a new id: no rebalance
+                found.append(Change(row["logged_at"], "rekey", member, instance, "", row["line"]))
+        elif event in REMOVES and _removes(event, reason):
+            kind = member_cause(event, reason)
+            found.append(Change(row["logged_at"], "remove", member, None, kind, row["line"]))
+    for gen in generations:
+        reading = gen.reading
+        if reading.action is None or gen.started_at is None:
+            continue
+        action = "add" if reading.action == "add" else "remove"
+        kind, _ = gen.cause() if action == "remove" else ("scale_out", None)
+        for member in reading.members:
+            found.append(
+                Change(gen.started_at, action, member, reading.instance, kind, gen.start_line or "")
+            )
+    return sorted(found, key=lambda c: (c.at, c.action == "add", c.member_id))
+
+
+def _instance_of(line: str) -> str | None:
+    """The group.instance.id a static member line names."""
+    found = next((m for p in INSTANCE_IN_LINE if (m := p.search(line))), None)
+    return found.group(1) if found else None
+
+
+def _removes(event: str, reason: str | None) -> bool:
+    """Does this member line take the member out of the group (module docstring)?"""
+    if event == "member_left":
+        return reason != "temporarily"
+    if event == "member_fenced":
+        return bool(reason) and " " in reason and "instance id is" not in reason
+    return True
