@@ -25,7 +25,7 @@ from pyspark.sql.types import MapType
 
 from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.storage import read_table
-from fleet_rebalance.storage.engine import STORAGE_OPTIONS_KEY
+from fleet_rebalance.storage.engine import ENGINE_KEY, STORAGE_OPTIONS_KEY
 
 PROJECT = Path(__file__).resolve().parent.parent
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -278,6 +278,18 @@ def kill_tree(process: subprocess.Popen) -> None:
     """SIGKILL a process started in a session of its own, with everything it started."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def storage_engine(spark, engine: str) -> Iterator[None]:
+    """The session's storage engine for a while, as build_session sets it from the conf
+    (the test session has both engines' classes)."""
+    before = spark.conf.get(ENGINE_KEY)
+    spark.conf.set(ENGINE_KEY, engine)
+    try:
+        yield
+    finally:
+        spark.conf.set(ENGINE_KEY, before)
 
 
 @contextlib.contextmanager

@@ -7,7 +7,6 @@ from fleet_rebalance.storage.deltaspark import delta_spark_write_options, replac
 from fleet_rebalance.storage.engine import (
     EngineUnavailableError,
     choose_engine,
-    delta_maven_coordinates,
     engine_spark_conf,
 )
 
@@ -19,7 +18,7 @@ def test_auto_prefers_delta_spark_when_its_classes_load():
 
 
 def test_delta_spark_without_jars_says_how_to_get_them():
-    with pytest.raises(EngineUnavailableError, match=r"--delta-packages"):
+    with pytest.raises(EngineUnavailableError, match=r"jvm/pom.xml's delta jars"):
         choose_engine("delta-spark", False)
 
 
@@ -48,11 +47,6 @@ def test_yaml_spark_properties_win_over_ours():
     assert conf["spark.sql.adaptive.enabled"] == "false"
     assert conf["spark.sql.session.timeZone"] == "UTC"
     assert conf["spark.sql.execution.arrow.pyspark.enabled"] == "true"
-
-
-def test_maven_coordinates_follow_the_spark_line():
-    assert delta_maven_coordinates("4.1.4", "4.4.1") == "io.delta:delta-spark_4.1_2.13:4.4.1"
-    assert delta_maven_coordinates("4.0.1", "4.4.1") == "io.delta:delta-spark_4.0_2.13:4.4.1"
 
 
 def test_replace_where_predicate_quotes_values_and_handles_null():

@@ -77,7 +77,7 @@ def test_master_comes_from_flag_then_conf_then_default(tmp_path):
 
 def test_local_command_applies_spark_defaults_and_runs_the_job_script():
     launch = split_args(["nightly", "--date", "2026-11-20"])
-    command = spark_submit_command(launch, PROJECT, Path("/v"), "local[*]", None)
+    command = spark_submit_command(launch, PROJECT, Path("/v"), "local[*]")
     assert command[:5] == [
         "/v/bin/spark-submit",
         "--master",
@@ -91,19 +91,18 @@ def test_local_command_applies_spark_defaults_and_runs_the_job_script():
 
 def test_cluster_command_ships_the_packed_venv():
     launch = split_args(["nightly", "--master", "spark://127.0.0.1:7077"])
-    command = spark_submit_command(
-        launch, PROJECT, Path("/v"), "spark://127.0.0.1:7077", "io.delta:delta-spark_4.1_2.13:4.4.1"
-    )
+    jars = [Path("/m2/delta-spark_4.1_2.13-4.4.0.jar"), Path("/m2/delta-storage-4.4.0.jar")]
+    command = spark_submit_command(launch, PROJECT, Path("/v"), "spark://127.0.0.1:7077", jars)
     joined = " ".join(command)
     assert f"--archives {PROJECT / '.venv.tar.gz'}#environment" in joined
     assert "spark.pyspark.python=./environment/bin/python" in joined
     assert "spark.pyspark.driver.python=/v/bin/python" in joined
-    assert "--packages io.delta:delta-spark_4.1_2.13:4.4.1" in joined
+    assert "--jars /m2/delta-spark_4.1_2.13-4.4.0.jar,/m2/delta-storage-4.4.0.jar" in joined
 
 
 def test_cluster_deploy_mode_runs_the_driver_in_the_archive_too():
     launch = split_args(["nightly", "--master", "yarn", "--deploy-mode", "cluster"])
-    command = spark_submit_command(launch, PROJECT, Path("/v"), "yarn", None)
+    command = spark_submit_command(launch, PROJECT, Path("/v"), "yarn")
     assert "spark.pyspark.driver.python=./environment/bin/python" in command
 
 
@@ -363,3 +362,38 @@ def test_a_refused_flag_imports_no_arrow_spark_or_pandas():
     assert status == "2", result.stderr
     assert not {"pyarrow", "pyspark", "pandas", "numpy"} & set(imported)
     assert "argument --date: expected YYYY-MM-DD" in result.stderr
+
+
+def test_a_delta_spark_conf_gets_the_connector_jars_and_an_s3_spark_reader_gets_s3a(
+    tmp_path, monkeypatch
+):
+    from fleet_rebalance import launcher
+
+    asked: list[str] = []
+    monkeypatch.setattr(launcher, "classpath", lambda project, name: asked.append(name) or [])
+    conf = tmp_path / "c.yaml"
+    conf.write_text("storage:\n  engine: delta-spark\n")
+    launcher.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
+    assert asked == ["delta"]
+    asked.clear()
+    conf.write_text("warehouse: s3://b/wh\nstorage:\n  reader: spark\n")
+    launcher.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
+    assert asked == ["s3a"]
+    asked.clear()
+    launcher.jvm_jars(split_args(["--delta-packages", "nightly"]), PROJECT)
+    assert asked == ["delta"]
+
+
+def test_no_maven_is_one_line_saying_what_to_install(tmp_path, monkeypatch, capsys):
+    from fleet_rebalance import jvm
+
+    project = tmp_path / "project"
+    (project / "jvm").mkdir(parents=True)
+    (project / "jvm" / "pom.xml").write_text((PROJECT / "jvm" / "pom.xml").read_text())
+    monkeypatch.setattr(jvm.shutil, "which", lambda name: None)
+    with pytest.raises(
+        jvm.JvmDependencyError,
+        match=r"Maven \(mvn\) is needed to fetch the "
+        r"delta jars \(jvm/pom.xml\) and is not on PATH: install it",
+    ):
+        jvm.classpath(project, "delta")

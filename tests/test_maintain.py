@@ -29,6 +29,7 @@ from deltalake import DeltaTable
 from fleet_rebalance.cli import UsageError
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import maintain, runs
+from fleet_rebalance.storage.commit_context import commit_context
 from fleet_rebalance.storage.engine import RUN_ID_KEY
 from fleet_rebalance.storage.maintenance import Commit, interval, oldest_readable
 from fleet_rebalance.storage.unchanged import fingerprints
@@ -164,12 +165,12 @@ def test_versions_older_than_the_retention_lost_their_removed_files(spark, histo
 
 
 def test_compaction_changes_no_data_and_says_who_did_it(history):
-    """The OPTIMIZE commit's actions say dataChange=false, its commitInfo job=maintain
-    and the run's id; a checkpoint is at the last version."""
+    """The OPTIMIZE commit's actions say dataChange=false, its commitInfo's userMetadata
+    job=maintain and the run's id; a checkpoint is at the last version."""
     config, _, _, _ = history
     log = Path(config.warehouse) / TABLE / "_delta_log"
     actions = [json.loads(line) for line in (log / f"{5:020d}.json").read_text().splitlines()]
-    info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+    info = commit_context(next(a["commitInfo"] for a in actions if "commitInfo" in a))
     assert (info["operation"], info["job"], info["runId"]) == ("OPTIMIZE", "maintain", "maintain-1")
     changes = [a.get("add") or a.get("remove") for a in actions if "add" in a or "remove" in a]
     assert len(changes) == 9 + 2 and all(change["dataChange"] is False for change in changes)

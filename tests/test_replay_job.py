@@ -223,6 +223,7 @@ def test_a_lost_member_line_is_a_gap_for_its_group_only(spark, lost_line):
     before = events(clean)
     assert [r["event_at"] for r in before].count(LOST_AT) == 1
     assert NEXT_AT not in [r["event_at"] for r in before]
+
     def moved(r):
         """The 01:00 event at 01:20: its time, and the capture its evidence names."""
         if r["event_at"] != LOST_AT:

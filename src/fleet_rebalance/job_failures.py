@@ -21,8 +21,6 @@ DELTA_SPARK_CONFLICT = re.compile(
     r"\bDELTA_(?:CONCURRENT_\w+|METADATA_CHANGED|PROTOCOL_CHANGED)\b"
     r"|io\.delta\.exceptions\.(?:Concurrent\w+|MetadataChanged|ProtocolChanged)Exception"
 )
-# storage.deltars_read's words for a table no run has written yet.
-MISSING_TABLE = "not a Delta table (no _delta_log)"
 CONFLICT_HINT = (
     "another run wrote these tables at the same time and this one committed nothing; "
     "run it again once the other has finished"
@@ -57,7 +55,7 @@ def _expected_hint(exc: BaseException) -> str | None:
             return NO_RAW_ROOT_HINT
         return ""
     errors = sys.modules.get("fleet_rebalance.storage.errors")
-    if errors and isinstance(exc, errors.StorageError) and str(exc).endswith(MISSING_TABLE):
+    if errors and isinstance(exc, errors.TableNotFoundError):
         return "run ./spark-submit.sh ingest (or nightly) first, or pass --warehouse where it is"
     return None
 

@@ -23,6 +23,8 @@ from typing import TextIO
 from fleet_rebalance.cli import FAILED_STATUS, USAGE_STATUS, JobFailed, UsageError, job_parser
 from fleet_rebalance.config import ConfigError, load_config
 from fleet_rebalance.driver_stderr import LAUNCHER_PID_ENV, append_on_regular_stderr
+from fleet_rebalance.filesystems import S3_SCHEMES, location
+from fleet_rebalance.jvm import JvmDependencyError, classpath
 from fleet_rebalance.launch_checks import check_launch
 
 JOBS = {
@@ -76,8 +78,10 @@ passed to pyspark's spark-submit:
   -- ...               everything after `--` verbatim
 
 launcher flags:
-  --delta-packages     add io.delta's delta-spark jar matching the installed pyspark
-                       (needs Maven access) so storage.engine auto|delta-spark uses it
+  --delta-packages     put Spark's Delta connector on the classpath (jvm/pom.xml's delta
+                       set, fetched with mvn on first use) so storage.engine auto uses it;
+                       a conf with storage.engine: delta-spark gets it without the flag, and
+                       one with storage.reader: spark and s3 stores gets hadoop-aws
   --help               this text
 
 output: results (the nightly summary, SQL rows) on stdout; logs and errors on stderr.
@@ -180,7 +184,7 @@ def is_cluster(master: str) -> bool:
 
 
 def spark_submit_command(
-    launch: Launch, project: Path, venv: Path, master: str, delta_coordinates: str | None
+    launch: Launch, project: Path, venv: Path, master: str, jars: Sequence[Path] = ()
 ) -> list[str]:
     command = [
         str(venv / "bin" / "spark-submit"),
@@ -193,8 +197,8 @@ def spark_submit_command(
     ]
     if launch.deploy_mode:
         command += ["--deploy-mode", launch.deploy_mode]
-    if delta_coordinates:
-        command += ["--packages", delta_coordinates]
+    if jars:
+        command += ["--jars", ",".join(str(j) for j in jars)]
     if is_cluster(master):
         archive = project / PACKED_VENV
         executor_python = "./environment/bin/python"
@@ -250,12 +254,23 @@ def pack_venv(venv: Path, archive: Path) -> None:
     venv_pack.pack(prefix=str(venv), output=str(archive), force=True, verbose=False)
 
 
-def delta_coordinates() -> str:
-    from importlib.metadata import version
-
-    from fleet_rebalance.storage.engine import delta_maven_coordinates
-
-    return delta_maven_coordinates(version("pyspark"), version("delta-spark"))
+def jvm_jars(launch: Launch, project: Path) -> list[Path]:
+    """The jars of jvm/pom.xml's sets this run needs: Spark's Delta connector with
+    --delta-packages or a conf saying storage.engine: delta-spark, and Hadoop's S3A
+    where the conf reads S3 stores with Spark's own reader (storage.reader: spark)."""
+    sets = ["delta"] if launch.delta_packages else []
+    path = conf_file(launch.job_args, Path.cwd())
+    if path.is_file():
+        config = load_config(path)
+        if config.storage.engine == "delta-spark" and "delta" not in sets:
+            sets.append("delta")
+        remote = {location(uri).scheme for uri in (config.raw_root, config.warehouse)}
+        if config.storage.reader == "spark" and remote & set(S3_SCHEMES):
+            sets.append("s3a")
+    try:
+        return [jar for name in sets for jar in classpath(project, name)]
+    except JvmDependencyError as exc:
+        raise JobFailed(str(exc)) from exc
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
@@ -302,9 +317,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
             pack_venv(venv, project / PACKED_VENV)
             if launch.deploy_mode != "cluster":
                 link_driver_environment(venv, Path.cwd())
-        command = spark_submit_command(
-            launch, project, venv, master, delta_coordinates() if launch.delta_packages else None
-        )
+        command = spark_submit_command(launch, project, venv, master, jvm_jars(launch, project))
     except UsageError as exc:
         help_for = f"{launch.job} --help" if launch.job in JOB_PARSED else "--help"
         see = f" (see ./spark-submit.sh {help_for})" if exc.see_help else ""

@@ -1,5 +1,7 @@
-"""Ad-hoc SQL over the output tables: each Delta table under the warehouse is a view
-named after it (offsets, replay_metrics, recommendations, ...). Several statements run in
+"""Ad-hoc SQL over the output tables: each Delta table under the warehouse has its name
+(offsets, replay_metrics, recommendations, ...): a view under delta-rs, a table of the
+session's catalog under delta-spark, where Delta's SQL takes it (time travel,
+`DESCRIBE HISTORY`). Several statements run in
 one SparkSession, so a batch of queries pays for the JVM once; a statement Spark refuses
 (a syntax error, an unknown table or column) ends the run with one line naming it."""
 
@@ -32,7 +34,7 @@ def register_views(spark: SparkSession, config: Config) -> list[str]:
     for name in names:
         if not warehouse.exists(name):
             continue
-        warehouse.read(name).createOrReplaceTempView(name)
+        warehouse.name_for_sql(name)
         registered.append(name)
     missing = sorted(set(names) - set(registered))
     if missing:

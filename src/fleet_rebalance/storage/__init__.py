@@ -106,7 +106,15 @@ def write_table(
         options = delta_spark_write_options(where, info, evolution)
         if overwrite_schema:
             options["overwriteSchema"] = "true"
-        write_delta_spark(df, uri, mode, partition_by, options)
+        write_delta_spark(
+            df,
+            table_location(spark, path),
+            mode,
+            partition_by,
+            options,
+            evolution=evolution,
+            overwrite_schema=overwrite_schema,
+        )
         return
     request = delta_rs_request(
         spark,
@@ -234,7 +242,7 @@ def read_table(
     if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
         from fleet_rebalance.storage.deltaspark import read_delta_spark
 
-        return read_delta_spark(spark, table.uri, version, values)
+        return read_delta_spark(spark, table, version, values)
     from fleet_rebalance.storage.deltars_read import read_delta_rs
 
     return read_delta_rs(spark, table, version, values)

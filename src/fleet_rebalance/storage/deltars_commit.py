@@ -18,6 +18,7 @@ from deltalake.schema import Field
 from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
 
 from fleet_rebalance.filesystems import Location, LocationError
+from fleet_rebalance.storage.commit_context import commit_metadata
 from fleet_rebalance.storage.deltars_source import (
     ABORTED_DIR,
     WriteRequest,
@@ -107,7 +108,9 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
                 f"{request.replace_where}, e.g. {stray[0]}"
             )
     actions = [AddAction(**add_action_fields(f)) for f in files]
-    properties = CommitProperties(custom_metadata=request.commit_info, max_commit_retries=15)
+    properties = CommitProperties(
+        custom_metadata=commit_metadata(request.commit_info), max_commit_retries=15
+    )
     schema = Schema.from_json(schema_json)
     options = request.storage_options
     table = open_table(uri, storage_options=options)
@@ -227,7 +230,7 @@ def write_transaction(
                 partition_by=list(request.partition_by),
                 partition_filters=filters,
                 commit_properties=CommitProperties(
-                    custom_metadata=request.commit_info, max_commit_retries=0
+                    custom_metadata=commit_metadata(request.commit_info), max_commit_retries=0
                 ),
             )
             return table.version() + 1

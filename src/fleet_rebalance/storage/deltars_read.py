@@ -20,10 +20,11 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from fleet_rebalance.filesystems import S3_SCHEMES, Location
+from fleet_rebalance.filesystems import Location
 from fleet_rebalance.storage.deltars_commit import open_table
 from fleet_rebalance.storage.engine import READER_KEY
-from fleet_rebalance.storage.errors import StorageError
+from fleet_rebalance.storage.errors import StorageError, TableNotFoundError
+from fleet_rebalance.storage.jvm_paths import jvm_uri
 from fleet_rebalance.storage.partitions import escape_path_name, partition_dir
 from fleet_rebalance.storage.selection import rows_in
 from fleet_rebalance.storage.table_checks import check_readable, outside_replace_where
@@ -43,7 +44,7 @@ def read_delta_rs(
     except Exception as exc:
         raise StorageError(f"{uri}: cannot load version {version}: {exc}") from exc
     if table is None:
-        raise StorageError(f"{uri}: not a Delta table (no _delta_log)")
+        raise TableNotFoundError(f"{uri}: not a Delta table (no _delta_log)")
     metadata = table.metadata()
     check_readable(uri, table.protocol(), metadata.configuration)
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
@@ -105,30 +106,11 @@ def scan_files(
 
 def jvm_root(spark: SparkSession, table_loc: Location) -> str | None:
     """The table's root as Spark's Parquet reader takes it, or None when the Arrow reader
-    must read it. Local paths go as they are: a file: URI would be percent-decoded by
-    nobody, and a directory named `a b` or `%41` must stay itself."""
+    must read it (storage.reader: arrow, or no JVM filesystem for the store)."""
     choice = spark.conf.get(READER_KEY, "auto")
     if choice == "arrow":
         return None
-    if table_loc.is_local:
-        return table_loc.uri
-    scheme = table_loc.scheme
-    rest = table_loc.uri.split("://", 1)[1]
-    candidates = [scheme] + (["s3a"] if scheme in S3_SCHEMES else [])
-    for candidate in candidates:
-        if choice == "spark" or _jvm_has_filesystem(spark, candidate):
-            return f"{candidate}://{rest}"
-    return None
-
-
-def _jvm_has_filesystem(spark: SparkSession, scheme: str) -> bool:
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    try:
-        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, conf)
-    except Exception:
-        return False
-    return True
+    return jvm_uri(spark, table_loc, require=choice == "spark")
 
 
 def _text(value: object) -> str | None:

@@ -1,8 +1,8 @@
 """Which Delta engine writes and reads the tables, and the Spark settings it needs.
 
 `auto` picks Spark's own Delta connector when its classes are on the driver's
-classpath (clusters that ship Delta, or `--delta-packages`), else the embedded delta-rs
-engine, which needs no JVM jars and no network.
+classpath (clusters that ship Delta, or `--delta-packages`: jvm/pom.xml's delta set),
+else the embedded delta-rs engine, which needs no JVM jars and no network.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ DELTA_RS = "delta-rs"
 DELTA_SPARK = "delta-spark"
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-SCALA_BINARY_VERSION = "2.13"
 
 # Session properties through which write_table/read_table learn the run's context.
 ENGINE_KEY = "spark.fleet_rebalance.storage.engine"
@@ -39,8 +38,9 @@ def choose_engine(configured: str, delta_classes_loadable: bool) -> str:
         if not delta_classes_loadable:
             raise EngineUnavailableError(
                 f"storage.engine is delta-spark but {DELTA_EXTENSION_CLASS} is not on the "
-                "classpath: run with ./spark-submit.sh --delta-packages (needs Maven access), "
-                "use a cluster that ships Delta, or set storage.engine: delta-rs"
+                "classpath: run through ./spark-submit.sh (it adds jvm/pom.xml's delta jars, "
+                "fetched with mvn), use a cluster that ships Delta, or set storage.engine: "
+                "delta-rs"
             )
         return DELTA_SPARK
     if configured == "auto":
@@ -86,10 +86,3 @@ def hadoop_s3a_conf(options: Mapping[str, str]) -> dict[str, str]:
     if options.get("AWS_REGION"):
         conf["spark.hadoop.fs.s3a.endpoint.region"] = options["AWS_REGION"]
     return conf
-
-
-def delta_maven_coordinates(pyspark_version: str, delta_version: str) -> str:
-    """The delta-spark artifact built for this Spark line (delta-spark >= 4.1 names it
-    delta-spark_<spark major.minor>_<scala>, as delta's own configure_spark_with_delta_pip)."""
-    major_minor = ".".join(pyspark_version.split(".")[:2])
-    return f"io.delta:delta-spark_{major_minor}_{SCALA_BINARY_VERSION}:{delta_version}"

@@ -7,6 +7,10 @@ class StorageError(RuntimeError):
     """Base class for Delta read/write failures."""
 
 
+class TableNotFoundError(StorageError):
+    """A read of a table no run has written (no Delta log at its location)."""
+
+
 class SchemaMismatchError(StorageError):
     """A write whose schema differs from the table's."""
 
@@ -28,5 +32,6 @@ __all__ = [
     "ReplaceWhereError",
     "SchemaMismatchError",
     "StorageError",
+    "TableNotFoundError",
     "UnsupportedTableFeatureError",
 ]

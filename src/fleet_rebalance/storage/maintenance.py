@@ -26,8 +26,9 @@ from pyspark.sql import SparkSession
 
 from fleet_rebalance.filesystems import Location
 from fleet_rebalance.storage import _run_context, table_location
+from fleet_rebalance.storage.commit_context import commit_context, commit_metadata
 from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
-from fleet_rebalance.storage.errors import CommitConflictError, StorageError
+from fleet_rebalance.storage.errors import CommitConflictError, StorageError, TableNotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,10 @@ def delta_tables(root: Location) -> list[str]:
 def commits(spark: SparkSession, uri: str) -> list[Commit]:
     """The versions the table's log still holds, newest first."""
     if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
+        from fleet_rebalance.storage.jvm_paths import jvm_uri
         from fleet_rebalance.storage.maintenance_spark import delta_spark_commits
 
-        return delta_spark_commits(spark, uri)
+        return delta_spark_commits(spark, jvm_uri(spark, table_location(spark, uri)))
     return [_commit(entry) for entry in _open(spark, uri).history()]
 
 
@@ -101,9 +103,12 @@ def maintain_table(spark: SparkSession, uri: str, retention: dt.timedelta) -> Ma
     its files that long."""
     info = {**_run_context(spark), "job": JOB}
     if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
+        from fleet_rebalance.storage.jvm_paths import jvm_uri
         from fleet_rebalance.storage.maintenance_spark import maintain_delta_spark
 
-        return maintain_delta_spark(spark, uri, retention, info)
+        return maintain_delta_spark(
+            spark, jvm_uri(spark, table_location(spark, uri)), retention, info
+        )
     return _maintain_delta_rs(spark, uri, retention, info)
 
 
@@ -127,7 +132,7 @@ def _maintain_delta_rs(
         else DEFAULT_LOG_RETENTION
     )
     clean_logs = log_retention is not None and retention <= log_retention
-    properties = CommitProperties(custom_metadata=dict(info))
+    properties = CommitProperties(custom_metadata=commit_metadata(info))
     hooks = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=clean_logs)
     before = _file_count(table)
     try:
@@ -199,7 +204,7 @@ def _open(spark: SparkSession, uri: str):  # -> deltalake.DeltaTable
     where = table_location(spark, uri)
     table = open_table(where.uri, storage_options=where.options)
     if table is None:
-        raise StorageError(f"{uri}: not a Delta table (no _delta_log)")
+        raise TableNotFoundError(f"{uri}: not a Delta table (no _delta_log)")
     return table
 
 
@@ -209,7 +214,7 @@ def _file_count(table: Any) -> int:
 
 def _commit(entry: Mapping[str, Any]) -> Commit:
     stamp = dt.datetime.fromtimestamp(entry["timestamp"] / 1000, dt.UTC)
-    run_id = entry.get("runId")
+    run_id = commit_context(entry).get("runId")
     return Commit(int(entry["version"]), stamp, str(run_id) if run_id else None)
 
 

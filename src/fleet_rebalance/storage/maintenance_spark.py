@@ -10,9 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from pyspark.sql import SparkSession
 
+from fleet_rebalance.storage.commit_context import commit_context
 from fleet_rebalance.storage.maintenance import Commit, Maintained, oldest_readable
 
 # Delta refuses VACUUM below its 7-day default unless this check is off; it is turned
@@ -20,6 +22,7 @@ from fleet_rebalance.storage.maintenance import Commit, Maintained, oldest_reada
 RETENTION_CHECK_KEY = "spark.databricks.delta.retentionDurationCheck.enabled"
 DELTA_DEFAULT_RETENTION = dt.timedelta(days=7)
 USER_METADATA_KEY = "spark.databricks.delta.commitInfo.userMetadata"
+LISTING_PARALLELISM_KEY = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 
 
 def maintain_delta_spark(
@@ -28,8 +31,14 @@ def maintain_delta_spark(
     name = "delta.`" + uri.replace("`", "``") + "`"
     hours = -(-int(retention.total_seconds()) // 3600)
     before = _file_count(spark, name)
-    saved = {key: spark.conf.get(key, None) for key in (RETENTION_CHECK_KEY, USER_METADATA_KEY)}
+    saved = {
+        key: spark.conf.get(key, None)
+        for key in (RETENTION_CHECK_KEY, USER_METADATA_KEY, LISTING_PARALLELISM_KEY)
+    }
     spark.conf.set(USER_METADATA_KEY, json.dumps(dict(info), sort_keys=True))
+    # VACUUM lists the table's directories in this many tasks (Spark's default is 10,000:
+    # minutes of task overhead for a small table); a few per core is plenty.
+    spark.conf.set(LISTING_PARALLELISM_KEY, str(4 * spark.sparkContext.defaultParallelism))
     if retention < DELTA_DEFAULT_RETENTION:
         spark.conf.set(RETENTION_CHECK_KEY, "false")
     try:
@@ -69,18 +78,14 @@ def delta_spark_commits(spark: SparkSession, uri: str) -> list[Commit]:
         Commit(
             int(row["version"]),
             dt.datetime.fromtimestamp(row["seconds"], dt.UTC),
-            _run_id(row["userMetadata"]),
+            _run_id(commit_context(row.asDict())),
         )
         for row in rows
     ]
 
 
-def _run_id(metadata: str | None) -> str | None:
-    try:
-        value = json.loads(metadata or "{}")
-    except ValueError:
-        return None
-    return str(value["runId"]) if isinstance(value, dict) and value.get("runId") else None
+def _run_id(context: Mapping[str, Any]) -> str | None:
+    return str(context["runId"]) if context.get("runId") else None
 
 
 def _file_count(spark: SparkSession, name: str) -> int:

@@ -42,13 +42,19 @@ def partition_values(spark: SparkSession, uri: str, column: str) -> list[str | N
     """The values partition column `column` holds at the latest version, in the log's
     string form, sorted (null last); empty when there is no table."""
     if spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
+        from fleet_rebalance.storage import table_location
         from fleet_rebalance.storage.deltaspark import read_delta_spark
 
         state = _delta_spark_state(spark, uri)
         if state is None:
             return []
         _check_partitioned(uri, state.partition_columns, column)
-        rows = read_delta_spark(spark, uri, None).select(column).distinct().collect()
+        rows = (
+            read_delta_spark(spark, table_location(spark, uri), None)
+            .select(column)
+            .distinct()
+            .collect()
+        )
         found = {partition_value(r[0]) for r in rows}
     else:
         table = _delta_rs_table(spark, uri)
@@ -80,6 +86,10 @@ def _delta_rs_table(spark: SparkSession, uri: str):  # -> deltalake.DeltaTable |
 def _delta_spark_state(spark: SparkSession, uri: str) -> TableState | None:
     from delta.tables import DeltaTable
 
+    from fleet_rebalance.storage import table_location
+    from fleet_rebalance.storage.jvm_paths import jvm_uri
+
+    uri = jvm_uri(spark, table_location(spark, uri))
     if not DeltaTable.isDeltaTable(spark, uri):
         return None
     table = DeltaTable.forPath(spark, uri)

@@ -18,6 +18,8 @@ from pyspark.sql.types import StructType
 
 from fleet_rebalance.filesystems import Location, exists
 from fleet_rebalance.storage import read_table, table_location, write_table
+from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
+from fleet_rebalance.storage.jvm_paths import jvm_uri
 from fleet_rebalance.storage.snapshot import partition_values, table_state
 from fleet_rebalance.storage.task_writes import TaskWrite, task_write
 
@@ -45,6 +47,18 @@ class Warehouse:
         """The table's rows; `where` ({"capture_date": a date or dates}) reads only
         those partitions, so a step's reads cost its dates, not the table's history."""
         return read_table(self.spark, self.uri(name), version=version, where=where)
+
+    def name_for_sql(self, name: str) -> None:
+        """Make `name` a name Spark SQL resolves to the table: a temporary view of its
+        read under delta-rs, a Delta table of the session's catalog under delta-spark
+        (so Delta's SQL takes it too: `VERSION AS OF`, `DESCRIBE HISTORY`)."""
+        if self.spark.conf.get(ENGINE_KEY, DELTA_RS) == DELTA_SPARK:
+            quoted = "`" + name.replace("`", "``") + "`"
+            where = jvm_uri(self.spark, self.root.child(name)).replace("'", "\\'")
+            self.spark.sql(f"DROP VIEW IF EXISTS {quoted}")
+            self.spark.sql(f"CREATE TABLE IF NOT EXISTS {quoted} USING delta LOCATION '{where}'")
+            return
+        self.read(name).createOrReplaceTempView(name)
 
     def partition_columns(self, name: str) -> tuple[str, ...] | None:
         """The table's partition columns, from its log; None when there is no table."""

@@ -1,0 +1,90 @@
+"""The project's JVM dependencies (jvm/pom.xml), fetched from Maven Central once, when a
+job or a test first needs a set, and found again from then on.
+
+Each set is a profile of jvm/pom.xml; `mvn dependency:build-classpath` resolves it into
+the local Maven repository (~/.m2) and writes its jars' paths to .jvm/<set>.classpath,
+stamped with the pom's digest so an edited pom is resolved again. The sets that join
+pyspark's JVM (delta, s3a) leave out every jar whose artifact pyspark ships itself: two
+versions of one library on a classpath is a NoSuchMethodError waiting to happen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+SETS = ("delta", "s3a", "kafka-3.9", "kafka-4")
+BESIDE_SPARK = ("delta", "s3a")
+CACHE = ".jvm"
+POM = Path("jvm") / "pom.xml"
+# An artifact's name in a jar's file name: everything before `-<version>`.
+ARTIFACT = re.compile(r"^(?P<name>.+?)-\d[^/]*\.jar$")
+TIMEOUT_S = 1800
+
+
+class JvmDependencyError(RuntimeError):
+    """A set's jars cannot be had; the message is one line saying what to do."""
+
+
+def classpath(project: Path, name: str) -> list[Path]:
+    """The jars of set `name`, resolving it first when it never was (or the pom changed)."""
+    if name not in SETS:
+        raise ValueError(f"unknown JVM dependency set {name!r} (sets: {', '.join(SETS)})")
+    project = project.resolve()
+    pom = project / POM
+    listing = project / CACHE / f"{name}.classpath"
+    stamp = listing.with_suffix(".pom-sha256")
+    digest = hashlib.sha256(pom.read_bytes()).hexdigest()
+    if not listing.is_file() or not stamp.is_file() or stamp.read_text().strip() != digest:
+        _resolve(pom, name, listing)
+        stamp.write_text(digest + "\n")
+    jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+    missing = [j for j in jars if not j.is_file()]
+    if missing:  # the local Maven repository was cleaned since: resolve again
+        _resolve(pom, name, listing)
+        jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+    if name in BESIDE_SPARK:
+        jars = [j for j in jars if _artifact(j) not in spark_artifacts()]
+    return jars
+
+
+def spark_artifacts() -> set[str]:
+    """The artifacts pyspark's own jars are (hadoop-client-api, jackson-core, ...)."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    return {a for j in jars.glob("*.jar") if (a := _artifact(j))}
+
+
+def _artifact(jar: Path) -> str | None:
+    found = ARTIFACT.match(jar.name)
+    return found.group("name") if found else None
+
+
+def _resolve(pom: Path, name: str, listing: Path) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise JvmDependencyError(
+            f"Maven (mvn) is needed to fetch the {name} jars ({POM}) and is not on PATH: "
+            "install it (e.g. apt-get install maven)"
+        )
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    command = [
+        mvn, "-q", "-B", "-f", str(pom), "-P", name, "dependency:build-classpath",
+        f"-Dmdep.outputFile={listing}",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise JvmDependencyError(
+            f"fetching the {name} jars from Maven Central took over {TIMEOUT_S} s: is the "
+            "registry reachable?"
+        ) from exc
+    if done.returncode != 0 or not listing.is_file():
+        errors = [line for line in done.stdout.splitlines() if line.startswith("[ERROR]")]
+        why = errors[0].removeprefix("[ERROR] ") if errors else done.stderr.strip()[:300]
+        raise JvmDependencyError(f"could not fetch the {name} jars ({POM}) with mvn: {why}")

@@ -1,0 +1,177 @@
+/*
+ * The Kafka lab's capturer (tests/kafka_lab.py): every `interval_ms` it runs Kafka's own
+ * command-line tools, in this one JVM instead of a JVM per view, and writes what they print
+ * (stdout and stderr, as `2>&1` captures them) in the raw_root layout:
+ *   <out>/<cluster>/captures/<UTC yyyy-MM-ddTHHmmssZ>/consumer-groups-offsets.txt ...
+ * Views: `kafka-consumer-groups.sh --describe --all-groups` (offsets), `... --members
+ * --verbose` (members), `... --state` (state), `kafka-topics.sh --describe` (topics). It
+ * stops when the file `stop` exists, then writes each group's generation (group epoch) as
+ * the brokers report it, where the admin API does, to <out>/<cluster>/generations.txt.
+ *
+ * Arguments are key=value: bootstrap, out, cluster, interval_ms, stop.
+ */
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
+
+public final class LabCapture {
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HHmmss'Z'");
+    private static final String[] GROUP_TOOLS = {
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        "org.apache.kafka.tools.consumergroup.ConsumerGroupCommand",
+    };
+    private static final String TOPIC_TOOL = "org.apache.kafka.tools.TopicCommand";
+
+    private LabCapture() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = new HashMap<>();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            opts.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        String bootstrap = opts.get("bootstrap");
+        Path root = Path.of(opts.get("out"), opts.get("cluster"));
+        Path stop = Path.of(opts.get("stop"));
+        long interval = Long.parseLong(opts.getOrDefault("interval_ms", "10000"));
+        keepRunningAfterTools();
+        Method groups = toolMain(GROUP_TOOLS);
+        Method topics = toolMain(new String[] {TOPIC_TOOL});
+        while (!Files.exists(stop)) {
+            long started = System.currentTimeMillis();
+            Path dir = root.resolve("captures").resolve(STAMP.format(ZonedDateTime.now(ZoneOffset.UTC)));
+            Files.createDirectories(dir);
+            String[] base = {"--bootstrap-server", bootstrap, "--describe", "--all-groups"};
+            run(groups, dir.resolve("consumer-groups-offsets.txt"), base);
+            run(groups, dir.resolve("consumer-groups-members.txt"), concat(base, "--members", "--verbose"));
+            run(groups, dir.resolve("consumer-groups-state.txt"), concat(base, "--state"));
+            run(topics, dir.resolve("topics.txt"), new String[] {"--bootstrap-server", bootstrap, "--describe"});
+            long rest = interval - (System.currentTimeMillis() - started);
+            if (rest > 0) {
+                Thread.sleep(rest);
+            }
+        }
+        generations(bootstrap, root.resolve("generations.txt"));
+    }
+
+    /** The tools end with Exit.exit (org.apache.kafka.common.utils.Exit, moved to
+     *  ...utils.internals in 4.x); here they return to the loop instead. */
+    private static void keepRunningAfterTools() throws Exception {
+        Class<?> exit = null;
+        for (String name : new String[] {
+            "org.apache.kafka.common.utils.Exit", "org.apache.kafka.common.utils.internals.Exit"}) {
+            try {
+                exit = Class.forName(name);
+                break;
+            } catch (ClassNotFoundException e) {
+                // the other release's
+            }
+        }
+        Class<?> procedure = Class.forName(exit.getName() + "$Procedure");
+        Object thrower = java.lang.reflect.Proxy.newProxyInstance(
+            procedure.getClassLoader(), new Class<?>[] {procedure}, (proxy, method, args) -> {
+                if (method.getDeclaringClass() == Object.class) {
+                    return method.invoke(LabCapture.class, args);
+                }
+                throw new ToolExit((Integer) args[0]);
+            });
+        exit.getMethod("setExitProcedure", procedure).invoke(null, thrower);
+    }
+
+    private static Method toolMain(String[] names) throws Exception {
+        for (String name : names) {
+            try {
+                return Class.forName(name).getMethod("main", String[].class);
+            } catch (ClassNotFoundException e) {
+                // another release's package
+            }
+        }
+        throw new ClassNotFoundException(String.join(" or ", names));
+    }
+
+    private static String[] concat(String[] base, String... more) {
+        List<String> all = new ArrayList<>(List.of(base));
+        all.addAll(List.of(more));
+        return all.toArray(new String[0]);
+    }
+
+    /** One tool run, its stdout and stderr (interleaved as `2>&1` would) into `file`. */
+    private static synchronized void run(Method tool, Path file, String[] args) throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream capture = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        System.setOut(capture);
+        System.setErr(capture);
+        try {
+            tool.invoke(null, (Object) args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (!(e.getCause() instanceof ToolExit)) {
+                e.getCause().printStackTrace(capture);
+            }
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+        capture.flush();
+        Path partial = file.resolveSibling("." + file.getFileName());
+        Files.write(partial, bytes.toByteArray());
+        Files.move(partial, file);
+    }
+
+    /** Each group's generation (KIP-848 group epoch, classic generation) where the admin
+     *  API gives it (ConsumerGroupDescription.groupEpoch, Kafka 4.x); `-` where not. */
+    private static void generations(String bootstrap, Path file) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", bootstrap);
+        StringBuilder lines = new StringBuilder();
+        try (Admin admin = Admin.create(props)) {
+            List<String> ids = new ArrayList<>();
+            for (ConsumerGroupListing listing : admin.listConsumerGroups().all().get()) {
+                ids.add(listing.groupId());
+            }
+            Map<String, ConsumerGroupDescription> described = admin.describeConsumerGroups(ids).all().get();
+            Method epoch = null;
+            try {
+                epoch = ConsumerGroupDescription.class.getMethod("groupEpoch");
+            } catch (NoSuchMethodException e) {
+                // before 4.x
+            }
+            for (Map.Entry<String, ConsumerGroupDescription> entry : described.entrySet()) {
+                String value = "-";
+                if (epoch != null) {
+                    Object found = epoch.invoke(entry.getValue());
+                    if (found instanceof java.util.Optional<?> optional && optional.isPresent()) {
+                        value = optional.get().toString();
+                    }
+                }
+                lines.append(entry.getKey()).append(' ').append(value).append('\n');
+            }
+        }
+        Files.writeString(file, lines.toString());
+    }
+
+    private static final class ToolExit extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ToolExit(int status) {
+            super("exit " + status, null, false, false);
+        }
+    }
+}
