@@ -7,9 +7,11 @@ INCREMENTAL (everyone owns the FULL result, one new member joins). Unlike the JM
 class, whose INCREMENTAL case keeps benchmarking the old GroupSubscription, the
 incremental case here really assigns with the new subscriptions.
 
-Prints the median milliseconds per case for each assignor, kafka-python's beside ours
-where it has one (pip install -e .[bench]), and the ratio to the Java figures measured
-on this machine for the issue (homogeneous, not rack-aware).
+Prints the median milliseconds per case for each assignor: ours, Kafka's own Java
+assignor on the same case in the same run (the kafka-4 jars of jvm/pom.xml through
+tests/java_assignors.py: one JVM, a warm-up run per case, then runs for the same budget)
+and our time / Java's, kafka-python's where it has one (pip install -e .[bench]), and
+whether our assignment is Kafka's (same).
 
     python benchmarks/assignors.py                     # whole grid
     python benchmarks/assignors.py --members 1000 --topics 10 --assignors sticky
@@ -25,46 +27,17 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from types import SimpleNamespace
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import java_assignors
+
 RACKS = 3
 BUCKETS = 5
 RATIO = 10
-# Kafka's Java assignors on this machine, median ms (issue 3): homogeneous, not rack-aware.
-JAVA_MS = {
-    (1000, 10, "FULL"): {
-        "range": 2.1,
-        "roundrobin": 0.55,
-        "sticky": 0.43,
-        "cooperative-sticky": 0.47,
-    },
-    (1000, 10, "INCREMENTAL"): {
-        "range": 2.1,
-        "roundrobin": 0.56,
-        "sticky": 2.8,
-        "cooperative-sticky": 1.7,
-    },
-    (1000, 100, "INCREMENTAL"): {
-        "range": 10.9,
-        "roundrobin": 3.8,
-        "sticky": 4.6,
-        "cooperative-sticky": 3.2,
-    },
-    (5000, 10, "INCREMENTAL"): {
-        "range": 15.0,
-        "roundrobin": 3.2,
-        "sticky": 18.6,
-        "cooperative-sticky": 9.8,
-    },
-    (5000, 100, "INCREMENTAL"): {
-        "range": 328.0,
-        "roundrobin": 37.6,
-        "sticky": 44.0,
-        "cooperative-sticky": 22.3,
-    },
-}
 
 
 def build_case(members: int, topics: int, homogeneous: bool, rack_aware: bool):
@@ -182,6 +155,7 @@ def main() -> int:
     parser.add_argument("--rack-aware", default="false,true")
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--no-kafka-python", action="store_true")
+    parser.add_argument("--no-java", action="store_true", help="skip Kafka's Java assignors")
     parser.add_argument(
         "--kafka-python-max-members",
         type=int,
@@ -192,7 +166,8 @@ def main() -> int:
     assignors = args.assignors.split(",")
     print(
         f"{'members':>7} {'topics':>6} {'subs':<13} {'rack':<5} {'type':<11} "
-        f"{'assignor':<19} {'ours ms':>9} {'java ms':>8} {'x java':>7} {'kafka-py ms':>11}"
+        f"{'assignor':<19} {'ours ms':>9} {'java ms':>8} {'x java':>7} {'kafka-py ms':>11} "
+        f"{'same':>5}"
     )
     grid = itertools.product(
         args.members,
@@ -202,20 +177,27 @@ def main() -> int:
         args.types.split(","),
         assignors,
     )
+    cases = []
     for members, topics, subs, rack, kind, name in grid:
         partitions, subscriptions, racks = build_case(
             members, topics, subs == "homogeneous", rack == "true"
         )
         if kind == "INCREMENTAL":
             subscriptions = incremental(name, partitions, subscriptions, racks)
+        cases.append(((members, topics, subs, rack, kind, name), partitions, subscriptions, racks))
+    java = (
+        [None] * len(cases)
+        if args.no_java
+        else java_assignors.run(
+            [java_assignors.case(c[0][-1], *c[1:]) for c in cases], args.budget * 1000
+        )
+    )
+    for (key, partitions, subscriptions, racks), kafka in zip(cases, java, strict=True):
+        members, topics, subs, rack, kind, name = key
         assignor = get_assignor(name)
         ours = median_ms(partial(assignor.assign, partitions, subscriptions, racks), args.budget)
-        java = (
-            JAVA_MS.get((members, topics, kind), {}).get(name)
-            if subs == "homogeneous" and rack == "false"
-            else None
-        )
-        ratio = f"{ours / java:7.1f}" if java else f"{'':>7}"
+        java_ms = kafka["median_ms"] if kafka else None
+        ratio = f"{ours / java_ms:7.1f}" if java_ms else f"{'-':>7}"
         kp = (
             None
             if args.no_kafka_python or rack == "true" or members > args.kafka_python_max_members
@@ -227,10 +209,17 @@ def main() -> int:
                 kp_ms = f"{median_ms(kp, args.budget):11.1f}"
             except Exception as exc:  # kafka-python's own failures are results too
                 kp_ms = f"{type(exc).__name__:>11}"
-        java_text = f"{java:8.2f}" if java else f"{'-':>8}"
+        java_text = f"{java_ms:8.2f}" if java_ms else f"{'-':>8}"
+        same = (
+            "-"
+            if kafka is None
+            else "yes"
+            if kafka["assignment"] == assignor.assign(partitions, subscriptions, racks)
+            else "NO"
+        )
         print(
             f"{members:>7} {topics:>6} {subs:<13} {rack:<5} {kind:<11} {name:<19} "
-            f"{ours:9.2f} {java_text} {ratio} {kp_ms}",
+            f"{ours:9.2f} {java_text} {ratio} {kp_ms} {same:>5}",
             flush=True,
         )
     return 0

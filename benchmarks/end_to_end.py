@@ -21,12 +21,18 @@ running beside the JVM's task thread.
 (tests/s3_support.py) on 127.0.0.1, the generated captures uploaded to a bucket, the
 conf with `s3://` paths and `storage.options` (engine delta-rs), the credentials only in
 the nightly's environment. `--storage local,s3` runs both and prints each stage's local
-time beside the S3 one, with the ratio s3/local. moto runs on the same machine: its CPU
-is in the run's CPU figure, its memory is not in the peak RSS.
+time beside the S3 one, with the ratio s3/local. `s3a` is the same store read through
+Spark's own Parquet reader with Hadoop's S3A (`storage.reader: spark`; spark-submit.sh
+adds jvm/pom.xml's s3a jars) where `s3` reads with Arrow on the executors (pyspark ships
+no hadoop-aws); `--storage s3,s3a` prints each stage's s3a time beside the Arrow one.
+The first storage listed is the one the others are compared with. moto runs on the same
+machine: its CPU is in the run's CPU figure, its memory is not in the peak RSS.
 
     python benchmarks/end_to_end.py --groups 1000,5000 --masters local[1],local[2]
     python benchmarks/end_to_end.py --groups 1000 --masters 'local[2]' \
         --storage local,s3 --baseline-groups 0
+    python benchmarks/end_to_end.py --groups 1000 --masters 'local[2]' \
+        --storage s3,s3a --baseline-groups 0
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 PROJECT = Path(__file__).resolve().parent.parent
 DAY = "2026-11-20"
 STEP = re.compile(r"step \d/\d (\w+) done in ([\d.]+)s: (\{.*\})")
-STORAGES = ("local", "s3")
+STORAGES = ("local", "s3", "s3a")
 BUCKET = "fleet-e2e"
 
 
@@ -165,18 +171,20 @@ def run_nightly(
     *,
     conf: Path | None = None,
     storage_options: dict[str, str] | None = None,
+    reader: str = "auto",
     env: dict[str, str] | None = None,
 ) -> dict:
     """One nightly. Local paths by default; with `storage_options`, raw and warehouse
     are URIs (s3://...), the options go to `storage:` with the delta-rs engine and `env`
-    (the credentials) to the nightly's environment. `conf` is where the YAML goes
+    (the credentials) to the nightly's environment; `reader` is storage.reader. `conf`
+    is where the YAML goes
     (default: beside a local warehouse)."""
     if conf is None:
         conf = Path(warehouse).parent / f"{Path(warehouse).name}.yaml"
     storage = ""
     if storage_options is not None:
         options = "".join(f"    {k}: '{v}'\n" for k, v in storage_options.items())
-        storage = f"storage:\n  engine: delta-rs\n  options:\n{options}"
+        storage = f"storage:\n  engine: delta-rs\n  reader: {reader}\n  options:\n{options}"
     conf.write_text(
         f"raw_root: {raw}\nwarehouse: {warehouse}\n{storage}spark:\n"
         # 64 shuffle partitions: 8 leave 5M-row sorts per task at 20k groups (the heap
@@ -326,35 +334,40 @@ def print_scaling(sizes: list[int], runs: dict[int, dict], base: dict | None) ->
 
 
 def print_storage_comparison(
-    sizes: list[int], masters: list[str], runs: dict[tuple[str, str], dict[int, dict]]
+    sizes: list[int],
+    masters: list[str],
+    runs: dict[tuple[str, str], dict[int, dict]],
+    base: str,
+    other: str,
 ) -> None:
-    """Per stage, the local time beside the S3 one and s3/local; rows written that
-    differ between the two are flagged (they should be equal)."""
-    print("\nlocal vs s3 (moto on 127.0.0.1), seconds:")
+    """Per stage, the `base` storage's time beside the `other` one's and other/base;
+    rows written that differ between the two are flagged (they should be equal)."""
+    ratio = f"{other}/{base}"
+    print(f"\n{base} vs {other} (moto on 127.0.0.1), seconds:")
     for master in masters:
         for size in sizes:
-            local, s3 = runs[(master, "local")][size], runs[(master, "s3")][size]
+            one, two = runs[(master, base)][size], runs[(master, other)][size]
             print(f"  {size} groups on {master}:")
-            print(f"    {'stage':8s} {'local':>8s} {'s3':>8s} {'s3/local':>9s}")
+            print(f"    {'stage':8s} {base:>8s} {other:>8s} {ratio:>9s}")
             stages = [
-                (s, local["steps"][s][0], s3["steps"].get(s, (float("nan"),))[0])
-                for s in local["steps"]
+                (s, one["steps"][s][0], two["steps"].get(s, (float("nan"),))[0])
+                for s in one["steps"]
             ]
-            stages.append(("total", local["wall"], s3["wall"]))
+            stages.append(("total", one["wall"], two["wall"]))
             for stage, a, b in stages:
                 print(f"    {stage:8s} {a:8.1f} {b:8.1f} {b / a:9.2f}")
             print(
-                f"    {'peak RSS':8s} {local['peak_mib']:7.0f}M {s3['peak_mib']:7.0f}M "
-                f"{s3['peak_mib'] / local['peak_mib']:9.2f}  (moto's own not counted)"
+                f"    {'peak RSS':8s} {one['peak_mib']:7.0f}M {two['peak_mib']:7.0f}M "
+                f"{two['peak_mib'] / one['peak_mib']:9.2f}  (moto's own not counted)"
             )
             print(
-                f"    {'CPU':8s} {local['cpu']:7.0f}s {s3['cpu']:7.0f}s "
-                f"{s3['cpu'] / local['cpu']:9.2f}  (machine-wide, moto's included)"
+                f"    {'CPU':8s} {one['cpu']:7.0f}s {two['cpu']:7.0f}s "
+                f"{two['cpu'] / one['cpu']:9.2f}  (machine-wide, moto's included)"
             )
-            for step, (_, counts) in local["steps"].items():
-                other = s3["steps"].get(step, (None, None))[1]
-                if other != counts:
-                    print(f"    ROWS DIFFER in {step}: local {counts}, s3 {other}")
+            for step, (_, counts) in one["steps"].items():
+                theirs = two["steps"].get(step, (None, None))[1]
+                if theirs != counts:
+                    print(f"    ROWS DIFFER in {step}: {base} {counts}, {other} {theirs}")
 
 
 def main() -> int:
@@ -373,15 +386,16 @@ def main() -> int:
     parser.add_argument(
         "--storage",
         default="local",
-        help="where raw_root and the warehouse live: local, s3 (moto on 127.0.0.1) or "
-        "local,s3 (both, then each stage's s3/local ratio)",
+        help="where raw_root and the warehouse live: local, s3 (moto on 127.0.0.1, read "
+        "with Arrow), s3a (the same, read by Spark with hadoop-aws), or several (then each "
+        "stage's ratio to the first)",
     )
     args = parser.parse_args()
     sizes = [int(x) for x in args.groups.split(",")]
     masters = args.masters.split(",")
     storages = args.storage.split(",")
     if unknown := sorted(set(storages) - set(STORAGES)):
-        parser.error(f"--storage: unknown {unknown[0]!r} (expected local, s3 or local,s3)")
+        parser.error(f"--storage: unknown {unknown[0]!r} (expected {', '.join(STORAGES)})")
     root = Path(args.workdir or tempfile.mkdtemp(prefix="fleet-e2e-"))
     runs: dict[tuple[str, str], dict[int, dict]] = {
         (master, storage): {} for master in masters for storage in storages
@@ -393,7 +407,7 @@ def main() -> int:
 
     try:
         with contextlib.ExitStack() as stack:
-            s3 = stack.enter_context(s3_store()) if "s3" in storages else None
+            s3 = stack.enter_context(s3_store()) if {"s3", "s3a"} & set(storages) else None
             for size in baseline + sizes:
                 raw = root / f"raw-{size}"
                 if not raw.exists():
@@ -401,16 +415,17 @@ def main() -> int:
                 for master, storage in itertools.product(masters, storages):
                     tag = re.sub(r"\W", "", master)
                     name = f"wh-{size}-{tag}"
-                    if storage == "s3":
-                        warehouse: Path | str = s3.fresh_warehouse(name)
+                    if storage in ("s3", "s3a"):
+                        warehouse: Path | str = s3.fresh_warehouse(f"{name}-{storage}")
                         options = s3.read_options
                         result = run_nightly(
                             s3.upload(raw),
                             warehouse,
                             master,
                             args.pin,
-                            conf=root / f"{name}-s3.yaml",
+                            conf=root / f"{name}-{storage}.yaml",
                             storage_options=s3.server.storage_options,
+                            reader="spark" if storage == "s3a" else "auto",
                             env=s3.env,
                         )
                     else:
@@ -440,8 +455,8 @@ def main() -> int:
                         f"{s} {one['steps'][s][0] / two['steps'][s][0]:.2f}" for s in one["steps"]
                     )
                     print(f"  {size}: total {one['wall'] / two['wall']:.2f}; {per_step}")
-        if set(storages) == set(STORAGES):
-            print_storage_comparison(baseline + sizes, masters, runs)
+        for other in storages[1:]:
+            print_storage_comparison(baseline + sizes, masters, runs, storages[0], other)
     finally:
         if not args.workdir:
             shutil.rmtree(root, ignore_errors=True)

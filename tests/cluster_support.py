@@ -173,15 +173,16 @@ def write_conf(
     raw_root: str | None = None,
     warehouse: str | None = None,
     options: Mapping[str, str] | None = None,
+    reader: str = "auto",
 ) -> Path:
     """tmp_path/<name>.yaml: data/sample into tmp_path/<name> unless told otherwise.
-    `options` are storage.options for the delta-rs engine. Values are quoted as JSON,
-    which YAML reads back as the same strings."""
+    `options` are storage.options for the delta-rs engine, `reader` its storage.reader.
+    Values are quoted as JSON, which YAML reads back as the same strings."""
     raw_root = raw_root or str(PROJECT / "data" / "sample")
     warehouse = warehouse or str(tmp_path / name)
     lines = [f"raw_root: {json.dumps(raw_root)}", f"warehouse: {json.dumps(warehouse)}"]
     if options is not None:
-        lines += ["storage:", "  engine: delta-rs", "  options:"]
+        lines += ["storage:", "  engine: delta-rs", f"  reader: {reader}", "  options:"]
         lines += [f"    {k}: {json.dumps(str(v))}" for k, v in options.items()]
     lines += ["spark:", "  spark.sql.shuffle.partitions: 4"]
     conf = tmp_path / f"{name}.yaml"

@@ -859,6 +859,7 @@ NOT_FROM_LINE = {
     "source_file",
     "line_number",
     "subscription_inferred",
+    "rebalancing",  # the tool's warning above the group's table (test_coordinator_lines)
     "log_date",
     "event",
     "line",

@@ -452,9 +452,9 @@ def test_sql_statements_from_stdin_run_in_one_jvm_until_an_unknown_table(jvm_env
 
 
 def test_a_table_no_run_has_written_is_one_line():
-    from fleet_rebalance.storage.errors import StorageError
+    from fleet_rebalance.storage.errors import TableNotFoundError
 
-    missing = StorageError("file:///wh/members: not a Delta table (no _delta_log)")
+    missing = TableNotFoundError("file:///wh/members: not a Delta table (no _delta_log)")
     assert failure_line(missing) == (
         "file:///wh/members: not a Delta table (no _delta_log); run ./spark-submit.sh ingest "
         "(or nightly) first, or pass --warehouse where it is"

@@ -1,7 +1,10 @@
 """The nightly on a real Spark standalone cluster (a master and two 1-core workers on
 127.0.0.1), submitted through spark-submit.sh as a user would (the venv packed and
 shipped): with captures and tables on S3, the workers sharing no disk and holding no
-credentials, the same tables as local mode, even when a worker dies mid-replay."""
+credentials, the same tables as local mode, even when a worker dies mid-replay. The
+tables are read back by Spark's own Parquet reader through Hadoop's S3A
+(storage.reader: spark, hadoop-aws from jvm/pom.xml's s3a set): a run without S3A fails
+instead of falling back to the Arrow reader."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from cluster_support import (
     write_conf,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.cluster]
+pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 DAY = "2026-11-20"
 # Not test_object_storage's "fleet": both may run in one session, on one moto server.
 BUCKET = "fleet-cluster"
@@ -42,6 +45,7 @@ def test_nightly_on_a_cluster_with_captures_and_tables_on_s3_equals_local_mode(
         raw_root=f"s3://{BUCKET}/raw",
         warehouse=f"s3://{BUCKET}/wh",
         options=s3.storage_options,
+        reader="spark",
     )
     credentials = {k: s3.env[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     executors, killed = [], []

@@ -206,3 +206,39 @@ def test_sticky_keeps_at_least_what_roundrobin_keeps_from_the_same_assignment(x,
         return sum(len(set(result[m]) & set(previous.get(m, []))) for m in after)
 
     assert kept(sticky.assign(counts, subs)) >= kept(roundrobin.assign(counts, subs))
+
+
+def test_an_epoch_superseded_before_its_target_assignment_leaves_assignments_as_they_were():
+    """Kafka 4.4, lab-migrate (tests/kafka_lab.py): m3 leaves (epoch 6, whose delayed
+    target assignment the coordinator skips), a new m3 joins (epoch 7) and uniform
+    gives it the partition nobody held: m1 and m2 keep theirs. Computing epoch 6 as if
+    assigned (m1 or m2 taking t-0) would give epoch 7 a different answer."""
+    from dataclasses import replace
+
+    from fleet_rebalance.replay.events import RebalanceEvent
+
+    counts = {"t": 3}
+    tp = TopicPartition
+
+    def state(minutes, owned):
+        members = [member(m, ("t",), assignment=a) for m, a in owned.items()]
+        return snap(minutes, members, counts=counts, strategy="uniform")
+
+    before = state(0, {"m1": [tp("t", 1)], "m2": [tp("t", 2)], "m3": [tp("t", 0)]})
+    left = replace(
+        state(1, {"m1": None, "m2": None}), members=(member("m1", ("t",)), member("m2", ("t",)))
+    )
+    joined = state(2, {"m1": [tp("t", 1)], "m2": [tp("t", 2)], "m4": [tp("t", 0)]})
+
+    def events(assigned: bool):
+        return [
+            RebalanceEvent(1, at(0), "initial", before, None),
+            RebalanceEvent(2, at(1), "member_left", left, before, at(0), generation=6,
+                           assigned=assigned),
+            RebalanceEvent(3, at(2), "member_joined", joined, left, at(1), generation=7),
+        ]  # fmt: skip
+
+    rows = list(replay_events(events(assigned=False), [OBSERVED]))
+    assert metrics(rows, OBSERVED, 3)["conforms"] is True
+    rows = list(replay_events(events(assigned=True), [OBSERVED]))
+    assert metrics(rows, OBSERVED, 3)["conforms"] is False

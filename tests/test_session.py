@@ -17,9 +17,11 @@ def test_session_is_utc_with_arrow_and_aqe(spark):
 
 
 def test_the_delta_probe_sees_the_driver_classpath(spark):
+    # The test session has Delta's jars (spark.jars from jvm/pom.xml); a class on no
+    # jar is not loadable, so `auto` falls back to delta-rs where the jars are absent.
     assert _class_loadable("org.apache.spark.sql.SparkSession")
-    # No Delta jars here (no Maven access): auto must fall back to delta-rs.
-    assert not _class_loadable(DELTA_EXTENSION_CLASS)
+    assert _class_loadable(DELTA_EXTENSION_CLASS)
+    assert not _class_loadable("io.delta.sql.NoSuchExtension")
 
 
 def test_a_persisted_shuffle_is_coalesced_like_any_other(spark):

@@ -122,6 +122,10 @@ class MetricsConfig:
     # within this many seconds of leaving restarted: its leave and its return are one
     # incident, named for how it left (deploy_restart, session_timeout, poll_timeout).
     rejoin_window_s: int = 600
+    # A capture is stamped when it starts and its views are taken up to this many seconds
+    # later: a generation logged as ending in between is before the capture when the
+    # capture already shows its member change.
+    capture_skew_s: int = 10
     # group_health: a group needs attention at this many rebalances in a day (initial
     # joins not counted), or at this mean lag skew (max member lag / mean member lag)
     # when some partition lagged at least attention_min_lag messages.
@@ -427,6 +431,12 @@ def _factor(value: float) -> str | None:
     return f"expected a number of at least 1.0 (a multiple of the thresholds), found {shown(value)}"
 
 
+def _seconds(value: int) -> str | None:
+    if 0 <= value <= 86_400:
+        return None
+    return f"expected whole seconds from 0 to 86400, found {shown(value)}"
+
+
 def _lag(value: int) -> str | None:
     if 0 <= value < 2**63:
         return None
@@ -484,6 +494,7 @@ CHECKS: dict[str, Check] = {
     "metrics.attention_lag_skew": _skew_limit,
     "metrics.attention_min_lag": _lag,
     "metrics.rejoin_window_s": _count,
+    "metrics.capture_skew_s": _seconds,
     "metrics.change_min_rebalances_saved": _count,
     "metrics.change_min_seconds_saved": _positive,
     "metrics.change_min_paused_partitions_saved": _count,

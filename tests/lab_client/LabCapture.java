@@ -6,9 +6,9 @@
  * Views: `kafka-consumer-groups.sh --describe --all-groups` (offsets), `... --members
  * --verbose` (members), `... --state` (state), `kafka-topics.sh --describe` (topics). It
  * stops when the file `stop` exists, then writes each group's generation (group epoch) as
- * the brokers report it, where the admin API does, to <out>/<cluster>/generations.txt.
+ * the brokers report it, where the admin API does, to the file `generations`.
  *
- * Arguments are key=value: bootstrap, out, cluster, interval_ms, stop.
+ * Arguments are key=value: bootstrap, out, cluster, interval_ms, stop, generations.
  */
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -37,6 +37,10 @@ public final class LabCapture {
     };
     private static final String TOPIC_TOOL = "org.apache.kafka.tools.TopicCommand";
 
+    /** The running tool's output and its length when the tool called Exit.exit (-1: not yet). */
+    private static volatile ByteArrayOutputStream output;
+    private static volatile int exitedAt = -1;
+
     private LabCapture() {
     }
 
@@ -53,6 +57,12 @@ public final class LabCapture {
         keepRunningAfterTools();
         Method groups = toolMain(GROUP_TOOLS);
         Method topics = toolMain(new String[] {TOPIC_TOOL});
+        // One round whose output is dropped: the first run of each tool loads its classes
+        // and connects for seconds; a capture then takes well under a second after its stamp.
+        Path warmUp = Files.createTempDirectory("lab-capture");
+        String[] describe = {"--bootstrap-server", bootstrap, "--describe"};
+        run(groups, warmUp.resolve("state.txt"), concat(describe, "--all-groups", "--state"));
+        run(topics, warmUp.resolve("topics.txt"), describe);
         while (!Files.exists(stop)) {
             long started = System.currentTimeMillis();
             Path dir = root.resolve("captures").resolve(STAMP.format(ZonedDateTime.now(ZoneOffset.UTC)));
@@ -67,7 +77,7 @@ public final class LabCapture {
                 Thread.sleep(rest);
             }
         }
-        generations(bootstrap, root.resolve("generations.txt"));
+        generations(bootstrap, Path.of(opts.get("generations")));
     }
 
     /** The tools end with Exit.exit (org.apache.kafka.common.utils.Exit, moved to
@@ -88,6 +98,9 @@ public final class LabCapture {
             procedure.getClassLoader(), new Class<?>[] {procedure}, (proxy, method, args) -> {
                 if (method.getDeclaringClass() == Object.class) {
                     return method.invoke(LabCapture.class, args);
+                }
+                if (exitedAt < 0 && output != null) {
+                    exitedAt = output.size();  // the first exit ends the process
                 }
                 throw new ToolExit((Integer) args[0]);
             });
@@ -111,9 +124,13 @@ public final class LabCapture {
         return all.toArray(new String[0]);
     }
 
-    /** One tool run, its stdout and stderr (interleaved as `2>&1` would) into `file`. */
+    /** One tool run, its stdout and stderr (interleaved as `2>&1` would) into `file`, up to
+     *  its Exit.exit: the process would end there, so what the tool prints after the exit
+     *  (4.x's TopicCommand catches the exit's exception and prints it) is not its output. */
     private static synchronized void run(Method tool, Path file, String[] args) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        output = bytes;
+        exitedAt = -1;
         PrintStream capture = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         PrintStream out = System.out;
         PrintStream err = System.err;
@@ -130,8 +147,12 @@ public final class LabCapture {
             System.setErr(err);
         }
         capture.flush();
+        byte[] written = bytes.toByteArray();
+        if (exitedAt >= 0) {
+            written = java.util.Arrays.copyOf(written, exitedAt);
+        }
         Path partial = file.resolveSibling("." + file.getFileName());
-        Files.write(partial, bytes.toByteArray());
+        Files.write(partial, written);
         Files.move(partial, file);
     }
 

@@ -12,18 +12,25 @@
  *
  * SIGTERM closes the consumer (a LeaveGroup, as a clean shutdown sends); SIGKILL leaves
  * nothing behind, so the coordinator expires the member's session.
+ *
+ * After every rebalance it prints `generation=<n> member=<id> assigned=<partitions>`: the
+ * generation (classic) or member epoch (consumer protocol) the client was given, the lab's
+ * record of the brokers' generations that does not come from their logs.
  */
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -89,7 +96,19 @@ public final class LabConsumer {
             }
         }));
         try {
-            consumer.subscribe(Arrays.asList(opts.get("topics").split(",")));
+            consumer.subscribe(Arrays.asList(opts.get("topics").split(",")), new ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                }
+
+                @Override
+                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                    System.out.println("generation=" + consumer.groupMetadata().generationId()
+                        + " member=" + consumer.groupMetadata().memberId()
+                        + " assigned=" + consumer.assignment());
+                    System.out.flush();
+                }
+            });
             System.out.println("started " + opts.get("client"));
             while (true) {
                 consumer.poll(Duration.ofMillis(200));

@@ -60,8 +60,10 @@ class UniformAssignor(AssignorBase):
     """Spread partitions evenly, keeping current owners where balance allows.
 
     Homogeneous (every member subscribes to the same topics): each member keeps up to
-    its quota (floor(P/M), plus one for the first P % M members in member order) of what
-    it owns; the rest is dealt to members below quota. Heterogeneous: keep everything
+    its quota (floor(P/M), plus one for the first P % M members in member order, where a
+    member that would take its extra one from the unassigned partitions leaves it to a
+    later member while enough are left: Kafka 4.1's KAFKA-18688) of what it owns; the
+    rest is dealt to members below quota. Heterogeneous: keep everything
     still subscribed, fill least-loaded subscribers topic by topic (topics with more
     partitions per subscriber first), then move partitions from the most to the least
     loaded subscribers of each topic, up to 16 passes. Example: 6 partitions, A owns
@@ -136,11 +138,11 @@ def _homogeneous(
     minimum, extra = divmod(total, len(members))
     target: dict[str, list[TopicPartition]] = {}
     unfilled: list[tuple[str, int]] = []
-    for member in members:
+    for index, member in enumerate(members):
         quota = minimum
-        if extra > 0:
+        gets_extra = extra > 0
+        if gets_extra:
             quota += 1
-            extra -= 1
         kept: list[TopicPartition] = []
         for topic, partitions in current[member].items():
             if topic not in parts:
@@ -155,8 +157,15 @@ def _homogeneous(
                     kept.append(parts[topic][p])
                 else:
                     unassigned.append(parts[topic][p])
+        # KAFKA-18688 (4.1): a member that would fill its extra slot from the unassigned
+        # partitions leaves it to a later member, which may already own its extra one.
+        if quota > 0 and gets_extra and len(members) - index > extra:
+            quota -= 1
+            gets_extra = False
         if quota > 0:
             unfilled.append((member, quota))
+        if gets_extra:
+            extra -= 1
         target[member] = kept
     index = 0
     for member, quota in unfilled:

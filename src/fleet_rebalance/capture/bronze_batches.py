@@ -80,6 +80,11 @@ def capture_batches(
         unfit += unfit_members
         members, other_members = _on_date(records, run_date)
         if members.num_rows:
+            warned_groups = pa.array(sorted(result.rebalancing), pa.string())
+            warned = pc.is_in(members["group_id"], warned_groups)
+            members = members.set_column(
+                members.schema.get_field_index("rebalancing"), "rebalancing", warned
+            )
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
                 yield MEMBERS, batch
         counts = Counter({OFFSETS: offsets, MEMBERS: members.num_rows})

@@ -149,6 +149,12 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
             headers[index] = (header[0], header[1], comma)
             _note_unknown(header[0], header[1], result)
     result.structural += int(blank.sum()) + len(headers)
+    warned = pc.match_substring(stripped, "is rebalancing.").to_numpy(zero_copy_only=False)
+    result.rebalancing = {
+        group
+        for index in np.flatnonzero(warned)
+        if (group := msg.rebalancing_group(text_lines[index].strip(BLANKS))) is not None
+    }
     positions = np.arange(count)
     header_of = np.maximum.accumulate(np.where(is_header, positions, -1))
     segment = np.cumsum(blank | is_header)

@@ -32,6 +32,8 @@ class ToolMessage:
 # A line's message and its match (the group it names, if any).
 Found = tuple[ToolMessage, re.Match[str]]
 OFFSET_NOT_FETCHED = "tool could not fetch a committed offset (its row shows none)"
+# The tool's warning above a group it described mid-rebalance (0.10.2 .. 4.x, stderr).
+REBALANCING = re.compile(r"^(?:Warning: )?Consumer group '(?P<group>.*)' is rebalancing\.$")
 # kafka-consumer-groups.sh --describe, 0.9 .. 4.x. Groups are quoted '...' from 0.10.2
 # (`...` before); `Error: ` is printError's prefix from 0.10.2.
 CONSUMER_GROUP_MESSAGES = (
@@ -46,7 +48,7 @@ CONSUMER_GROUP_MESSAGES = (
         announces=True,
     ),
     ToolMessage(
-        re.compile(r"^(?:Warning: )?Consumer group '(?P<group>.*)' is rebalancing\.$"),
+        REBALANCING,
         "0.10.2 .. 4.x (stderr)",
         announces=True,
     ),
@@ -125,6 +127,13 @@ def tool_message(
         if match:
             return message, match
     return None
+
+
+def rebalancing_group(line: str) -> str | None:
+    """The group a `Consumer group 'g' is rebalancing.` warning names (the tool prints
+    it above the group's table when the group was mid-rebalance as it described it)."""
+    match = REBALANCING.match(line)
+    return match.group("group") if match else None
 
 
 def named_group(found: Found | None) -> str | None:

@@ -45,6 +45,8 @@ class ParseResult:
     # (cluster, captured_at, capture_date, source_file) are in `common`, not repeated.
     batches: dict[str, list[Any]] = field(default_factory=dict)
     common: dict[str, Any] = field(default_factory=dict)
+    # Groups the tool warned it described mid-rebalance (members.rebalancing).
+    rebalancing: set[str] = field(default_factory=set)
     # The decoded lines, for quarantining a row after parsing (bronze_batches).
     text_lines: list[str] = field(default_factory=list, repr=False)
 

@@ -49,6 +49,8 @@ TABLES: dict[str, pa.Schema] = {
         ("capture_date", D),
         ("source_file", S),
         ("line_number", INT),
+        # Added later: last, where storage.schema_evolution adds it to an older table.
+        ("rebalancing", B),
     ),
     "group_states": _schema(
         ("cluster", S),

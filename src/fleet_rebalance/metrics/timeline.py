@@ -8,7 +8,9 @@ KIP-848 (consumer protocol): "Bumped group epoch to e" starts epoch e and "Compu
 new target assignment for epoch e" is when the coordinator settled it (members then
 reconcile on their own heartbeats, which the log does not show); its cause is the
 member events logged since the previous epoch began. Rows are keyed by the group's own
-generation, so lines from two coordinators (a failover) merge.
+generation, so lines from two coordinators (a failover) merge. `follow_up`: the
+generation is a cooperative group's revocation round, part of the rebalance before it
+(replay/generations.py says how it is told).
 
 The coordinator partition is Kafka's `Utils.abs(groupId.hashCode()) %
 offsets.topic.num.partitions`, with Java's String.hashCode over UTF-16 code units.
@@ -17,9 +19,18 @@ offsets.topic.num.partitions`, with Java's String.hashCode over UTF-16 code unit
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, Window
+
+from fleet_rebalance.replay.generations import (
+    CLIENT_REASON,
+    FOLLOW_UP_WINDOW,
+    REVOKE_ROUND,
+    SILENT_CLIENT,
+    STABLE_REJOIN,
+)
 
 MEMBER_EVENTS = (
     "member_joined",
@@ -102,6 +113,15 @@ def rebalance_timeline(
                 F.lag("members_after").over(by_gen),
             ),
         )
+        .withColumn(
+            "follow_up",
+            _follow_up(
+                F.when(
+                    F.lag("generation").over(by_gen) == F.col("generation") - 1,
+                    F.lag("stabilized_at").over(by_gen),
+                )
+            ),
+        )
         .withColumn("date", F.lit(run_date).cast("date"))
         .where(F.to_date(F.coalesce("started_at", "stabilized_at")) == F.col("date"))
         .select(
@@ -117,8 +137,21 @@ def rebalance_timeline(
             "members_after",
             F.coalesce("start_broker", "end_broker").alias("coordinator_broker"),
             coordinator_partition("group_id", offsets_partitions).alias("coordinator_partition"),
+            "follow_up",
         )
     )
+
+
+def _follow_up(previous_end: F.Column) -> F.Column:
+    """generations.is_follow_up over the start reason and the previous generation's end."""
+    parts = F.split(F.coalesce(F.col("start_reason"), F.lit("")), re.escape(CLIENT_REASON), 2)
+    coordinator = parts.getItem(0)
+    client = F.regexp_replace(F.trim(F.coalesce(F.get(parts, 1), F.lit(""))), r"\.$", "")
+    within = F.unix_micros("started_at") - F.unix_micros(previous_end) <= (
+        FOLLOW_UP_WINDOW // dt.timedelta(microseconds=1)
+    )
+    silent = client.isin(*SILENT_CLIENT) & coordinator.rlike(STABLE_REJOIN.pattern) & within
+    return F.coalesce(client.startswith(REVOKE_ROUND) | silent, F.lit(False))
 
 
 def _member_causes(ev: DataFrame, rows: DataFrame) -> DataFrame:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import ArrayType, DataType, DoubleType, MapType, StructType
 
-from fleet_rebalance.pipeline.bronze import INT, TS, D, L, S, nullable_schema
+from fleet_rebalance.pipeline.bronze import INT, TS, B, D, L, S, nullable_schema
 
 DBL = DoubleType()
 GROUP = (("cluster", S), ("group_id", S), ("date", D))
@@ -130,6 +130,8 @@ TABLES: dict[str, StructType] = {
         ("members_after", INT),
         ("coordinator_broker", INT),
         ("coordinator_partition", INT),
+        # Added later: last, where storage.schema_evolution adds it to an older table.
+        ("follow_up", B),
     ),
     "rebalance_causes": _schema(
         ("event_seq", INT),

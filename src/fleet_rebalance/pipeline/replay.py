@@ -95,6 +95,7 @@ def group_function(
         settings=Settings(
             dt.timedelta(seconds=m.rejoin_window_s),
             dt.timedelta(seconds=m.static_session_timeout_s),
+            dt.timedelta(seconds=m.capture_skew_s),
         ),
         schema=to_arrow_schema(silver.union_schema()),
     )
@@ -263,10 +264,17 @@ def capture_rows(
 ) -> DataFrame:
     """One row per member per capture of `keys` (plus one per capture of an Empty
     group), flat: assignments as two parallel arrays, so Arrow hands them to pandas as
-    numpy arrays instead of a dict per partition."""
+    numpy arrays instead of a dict per partition. `line_number` keeps the tool's member
+    order: the coordinator's, which is also its JoinGroup response order. `rebalancing`:
+    the tool warned it described the group mid-rebalance (null in tables written before
+    the column existed)."""
     days = _replayed_days(run_date)
-    members = _members(spark, config, days).select(
+    members = _members(spark, config, days)
+    warned = members["rebalancing"] if "rebalancing" in members.columns else F.lit(None)
+    members = members.select(
         *KEY,
+        "line_number",
+        warned.cast("boolean").alias("rebalancing"),
         "consumer_id",
         "group_instance_id",
         "host",

@@ -82,7 +82,11 @@ def replay_events(
             and declared.generation == shadow.generation
             and declared.assignment == shadow.assignment
         )
-        expected = None if reuse else _expected(event, shadow, members, counts, racks)
+        if not event.assigned:  # no assignment computed: everyone kept what they had
+            reuse = False
+            expected = {k: list(shadow.assignment.get(k, ())) for k in members}
+        else:
+            expected = None if reuse else _expected(event, shadow, members, counts, racks)
         for name in ordered:
             state = states[name]
             if state.failed:

@@ -39,6 +39,10 @@ class RebalanceEvent:
     # change between captures no log covers, or a logged generation a capture confirms.
     source: str = CAPTURES
     generation: int | None = None
+    # False for a KIP-848 epoch the next one superseded before the coordinator computed
+    # its target assignment (no "Computed a new target assignment" line): the members
+    # kept what they had, and the next epoch's assignor starts from that.
+    assigned: bool = True
     duration_ms: int | None = None
     cause: str | None = None  # None for `initial`
     evidence: str | None = None

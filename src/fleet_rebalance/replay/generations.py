@@ -15,7 +15,11 @@ span (a static member rejoining during Stable) belongs to none.
 
 A cooperative group's second round (KIP-429: the members that revoked partitions rejoin
 at once, client reason `need to revoke partitions and re-join`) is a generation of its
-own in the log but part of the rebalance before it: `follow_up` says so.
+own in the log but part of the rebalance before it: `follow_up` says so. Clients that
+send no reason (librdkafka, Java before 3.2) show it as a known member's rejoin during
+Stable (`Updating metadata for member $m during Stable`, `Leader $m re-joining group
+during Stable`) within FOLLOW_UP_WINDOW of the generation before it stabilizing (the
+lab's librdkafka group: 157 ms).
 
 A generation's cause is its start reason's (causes.reason_cause); a client reason on the
 leave line of a member the reason names refines it (the new coordinator's LeaveGroup
@@ -59,6 +63,12 @@ CAUSE_ORDER = (
     "unknown",
 )
 REVOKE_ROUND = "need to revoke partitions and re-join"
+FOLLOW_UP_WINDOW = dt.timedelta(seconds=3)
+# A known member's JoinGroup during Stable, as both coordinators word its reason.
+STABLE_REJOIN = re.compile(
+    r"^(?:Updating metadata for member \S+|Leader \S+ re-joining group) during Stable"
+)
+SILENT_CLIENT = ("", "not provided")
 MEMBER_COUNT = re.compile(r" with (\d+) members\.?(?: \(|$)")
 
 
@@ -84,6 +94,8 @@ class Generation:
     # Members the end line says the generation has ("Stabilized ... with n members"; 0
     # for "is now empty"); None where the line does not say (KIP-848, before 2.8).
     member_count: int | None = None
+    # When the generation before it stabilized (None: not logged).
+    previous_end: dt.datetime | None = None
 
     @property
     def at(self) -> dt.datetime:
@@ -104,8 +116,7 @@ class Generation:
     @property
     def follow_up(self) -> bool:
         """A cooperative group's revocation round: part of the rebalance before it."""
-        _, _, client = (self.start_reason or "").partition(CLIENT_REASON)
-        return client.startswith(REVOKE_ROUND)
+        return is_follow_up(self.start_reason, self.started_at, self.previous_end)
 
     @cached_property
     def reading(self) -> Reading:
@@ -148,6 +159,22 @@ class Generation:
         return "unknown", self.start_line or self.end_line
 
 
+def is_follow_up(
+    reason: str | None, started_at: dt.datetime | None, previous_end: dt.datetime | None
+) -> bool:
+    """The module docstring's rule for a cooperative revocation round."""
+    coordinator, _, client = (reason or "").partition(CLIENT_REASON)
+    if client.startswith(REVOKE_ROUND):
+        return True
+    return (
+        client.strip().rstrip(".") in SILENT_CLIENT
+        and STABLE_REJOIN.match(coordinator) is not None
+        and started_at is not None
+        and previous_end is not None
+        and started_at - previous_end <= FOLLOW_UP_WINDOW
+    )
+
+
 def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
     """A group's generations in time order from its coordinator_events rows (dicts with
     logged_at, event, generation, member_id, reason, line)."""
@@ -176,6 +203,9 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
                 )
             )
     generations = sorted(by_number.values(), key=lambda g: (g.at, g.generation))
+    for gen in generations:
+        before = by_number.get(gen.generation - 1)
+        gen.previous_end = before.stabilized_at if before is not None else None
     for member in members:
         for gen in generations:
             start = gen.started_at or gen.stabilized_at

@@ -197,10 +197,19 @@ def snapshots_from(
     it would be the same snapshot at a later time, in which derive_events finds no
     change, and most of a day's captures are such repeats."""
     times = [t for t, _ in history]
-    ordered = captures.sort_values(["captured_at", "consumer_id"])
+    # Members in the capture's order: the coordinator's member map order, which the
+    # leader's JoinGroup response had too (java.py: it decides HashMap bucket ties).
+    order = ["captured_at", "line_number", "consumer_id"]
+    ordered = captures.sort_values([c for c in order if c in captures], kind="stable")
     # Capture times as codes: iterating a datetime column builds a Timestamp per row.
     codes, stamps = pd.factorize(ordered["captured_at"])
     columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
+    # Captures whose members view the tool warned was taken mid-rebalance.
+    warned = (
+        set(codes[ordered["rebalancing"].fillna(False).astype(bool).to_numpy()].tolist())
+        if "rebalancing" in ordered
+        else set()
+    )
     # A topics capture counts every topic of the cluster; the group needs its own.
     topics = index.topics | {t for cell in columns[7] if cell is not None for t in cell}
     known: dict[int, dict[str, int]] = {}
@@ -224,6 +233,7 @@ def snapshots_from(
         signature = (
             state,
             strategy,
+            code in warned,
             counts,
             [(*r[3:7], *map(_frozen, r[7:])) for r in members],
         )
@@ -237,6 +247,7 @@ def snapshots_from(
             _text(strategy),
             counts,
             follows=before,
+            warned=code in warned,
         )
 
 

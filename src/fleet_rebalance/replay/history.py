@@ -3,7 +3,12 @@ captures' changes where no log covers them (DESIGN.md, rebalance_events).
 
 The day is cut into periods between consecutive usable captures that differ (a
 mid-rebalance capture is no boundary, a capture repeating the one before is none of its
-own; the previous date's last capture opens the first period). In a period:
+own, nor is one that shows only new partitions or subscriptions in an hour the logs
+cover with no generation since: the group has not rebalanced onto them yet; the previous
+date's last capture opens the first period). A capture is stamped when it started and its
+views are taken seconds later (a JVM per tool): a generation that ended within
+`capture_skew` after the stamp is before the capture when the capture shows its member
+change (a member it took in is listed, none it let go is). In a period:
 - each generation that ended in it, in an hour the cluster's coordinator logs cover
   (Coverage), is one event (a cooperative group's revocation round is part of the
   generation before it);
@@ -63,6 +68,7 @@ from fleet_rebalance.replay.identities import (
     derived_client_id,
     identity_of,
     pair_returns,
+    shared_attributes,
 )
 from fleet_rebalance.replay.member_changes import Change, member_changes
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
@@ -100,6 +106,7 @@ class Coverage:
 class Settings:
     rejoin_window: dt.timedelta = dt.timedelta(seconds=600)
     static_timeout: dt.timedelta = dt.timedelta(seconds=300)
+    capture_skew: dt.timedelta = dt.timedelta(seconds=10)
 
 
 @dataclass
@@ -112,10 +119,16 @@ class _Day:
     known: dict[str, Identity]
     settings: Settings
     generations: list[Generation] = field(default_factory=list)
+    # Generation -> the capture stamp it is before, where a capture taken just after its
+    # end already shows it (module docstring); else its end places it.
+    placed: dict[int, dt.datetime] = field(default_factory=dict)
 
     @cached_property
     def change_times(self) -> list[dt.datetime]:
         return [c.at for c in self.changes]
+
+    def placed_at(self, gen: Generation) -> dt.datetime:
+        return self.placed.get(gen.generation, gen.ended)
 
 
 def group_history(
@@ -145,13 +158,15 @@ def group_history(
         first = today[0]
         yield RebalanceEvent(
             seq, first.captured_at, "initial", first, None, source=CAPTURES,
-            generation=_confirmed(day.generations, None, first), lags_at=first.captured_at,
+            generation=_confirmed(day, None, first), lags_at=first.captured_at,
         )  # fmt: skip
         seq, previous, rest = seq + 1, first, today[1:]
     for current in rest:
-        for event in _period(previous, current, day, coverage, seq):
-            yield event
-            seq += 1
+        events = _period(previous, current, day, coverage, seq)
+        if events is None:
+            continue
+        yield from events
+        seq += len(events)
         previous = current
 
 
@@ -169,9 +184,36 @@ def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings
         if c.action == "add" and c.instance_id:
             seen = known.get(c.member_id, Identity())
             known[c.member_id] = replace(seen, instance_id=c.instance_id)
-    returns = pair_returns(departures, arrivals, known, settings.rejoin_window)
+    shared = shared_attributes([identity_of(m.member_id, known) for m in s.members] for s in usable)
+    returns = pair_returns(departures, arrivals, known, settings.rejoin_window, shared)
     returned = {r.departure.member_id: r for r in returns.values()}
-    return _Day(changes, returns, returned, known, settings, _merged(generations))
+    merged = _merged(generations)
+    placed = _placements(usable, merged, settings.capture_skew)
+    return _Day(changes, returns, returned, known, settings, merged, placed)
+
+
+def _placements(
+    usable: list[Snapshot], generations: list[Generation], skew: dt.timedelta
+) -> dict[int, dt.datetime]:
+    """Generations that ended just after a capture's stamp but that the capture shows
+    (module docstring) -> that stamp, with every generation that ended before them."""
+    placed: dict[int, dt.datetime] = {}
+    for before, capture in zip([None, *usable], usable, strict=False):
+        stamp = capture.captured_at
+        late = [g for g in generations if stamp < g.ended <= stamp + skew]
+        listed = {m.member_id for m in capture.members}
+        had = {m.member_id for m in before.members} if before is not None else set()
+        shown = [
+            g
+            for g in late
+            if (g.added or g.removed & had)
+            and g.added <= listed
+            and not g.removed & listed
+        ]
+        if shown:
+            last = shown[-1].ended
+            placed.update((g.generation, stamp) for g in late if g.ended <= last)
+    return placed
 
 
 def _merged(generations: list[Generation]) -> list[Generation]:
@@ -191,30 +233,38 @@ def _merged(generations: list[Generation]) -> list[Generation]:
     return merged
 
 
-def _confirmed(
-    generations: list[Generation], opens: dt.datetime | None, capture: Snapshot
-) -> int | None:
+def _confirmed(day: _Day, opens: dt.datetime | None, capture: Snapshot) -> int | None:
     ended = [
         g
-        for g in generations
-        if g.ended <= capture.captured_at and (opens is None or g.ended > opens)
+        for g in day.generations
+        if day.placed_at(g) <= capture.captured_at and (opens is None or day.placed_at(g) > opens)
     ]
     return ended[-1].generation if ended else None
 
 
 def _period(
     previous: Snapshot, current: Snapshot, day: _Day, coverage: Coverage, seq: int
-) -> list[RebalanceEvent]:
+) -> list[RebalanceEvent] | None:
     """The events between two usable captures that differ (captures that repeat one are
-    no snapshots: `current.follows` is the last capture still showing `previous`)."""
+    no snapshots: `current.follows` is the last capture still showing `previous`); None
+    when `current` is no period boundary (new topics only, module docstring)."""
     opens, closes = previous.captured_at, current.captured_at
     generations = [
         g
         for g in day.generations
-        if opens < g.ended <= closes and coverage.logged(g.at) and coverage.logged(g.ended)
+        if opens < day.placed_at(g) <= closes
+        and coverage.logged(g.at)
+        and coverage.logged(g.ended)
     ]
     changed_since = max(current.follows or opens, opens)
     visible = classify(previous, current)
+    if (
+        not generations
+        and visible in TOPIC_TRIGGERS
+        and previous.by_key().keys() == current.by_key().keys()
+        and coverage.covers(changed_since, closes)
+    ):
+        return None
     if generations and (visible is None or coverage.covers(changed_since, closes)):
         return _logged(previous, current, generations, day, seq, confirmed=True)
     events = _logged(previous, current, generations, day, seq, confirmed=False)
@@ -295,8 +345,9 @@ def _logged(
     """One event per logged generation of a period (module docstring); `confirmed`:
     the closing capture shows the last one (else a change no log covers follows it)."""
     state = {m.key: m for m in previous.members}
+    horizon = max([current.captured_at, *(g.ended for g in generations)])
     first = bisect.bisect_right(day.change_times, previous.captured_at - MEMBER_LEAD)
-    last = bisect.bisect_right(day.change_times, current.captured_at)
+    last = bisect.bisect_right(day.change_times, horizon)
     pending = day.changes[first:last]
     topics = previous
     before = previous
@@ -342,6 +393,7 @@ def _logged(
                 previous.captured_at if index == 0 else events[-1].at,
                 source=source,
                 generation=gen.generation,
+                assigned=not _superseded(gen, generations[index + 1 :]),
                 duration_ms=gen.duration_ms,
                 cause=cause,
                 evidence=evidence,
@@ -403,6 +455,12 @@ def _group_subscription(state: Mapping[str, MemberSnapshot], topics: Snapshot) -
     if not union:
         union = {t for m in topics.members for t in (m.subscription or ())}
     return tuple(sorted(union))
+
+
+def _superseded(gen: Generation, later: list[Generation]) -> bool:
+    """A KIP-848 epoch with no target assignment that a later epoch followed: the
+    coordinator skipped its (delayed) assignment for the newer epoch's."""
+    return gen.protocol == "consumer" and gen.stabilized_at is None and bool(later)
 
 
 def _starts_topic_change(gen: Generation) -> bool:

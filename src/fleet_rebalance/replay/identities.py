@@ -9,9 +9,11 @@ A departure (a member removed by a LeaveGroup, a session expiry, a poll timeout,
 fencing) and an arrival (a member added) are one consumer coming back when they share an
 identity: the same group.instance.id, else the same host, else the same client id (a
 Deployment's pods may all show `consumer-<group>-1`, so the host is preferred where it is
-known). Each arrival takes the latest unreturned departure of its identity before it, or
-failing that the first one that follows it closely (a restarted process may join before
-its dead predecessor's session expired).
+known). An attribute two members of one capture share tells nobody apart (consumers on
+one machine share its host; a Deployment's pods may share a client id): it is not
+matched on in that group (`shared`). Each arrival takes the latest unreturned departure of
+its identity before it, or failing that the first one that follows it closely (a
+restarted process may join before its dead predecessor's session expired).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ class Identity:
     host: str | None = None
     client_id: str | None = None
 
-    def attributes(self) -> list[tuple[str, str]]:
-        """(attribute, value) pairs to match on, most telling first."""
+    def attributes(self, shared: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+        """(attribute, value) pairs to match on, most telling first, but the `shared` ones."""
         return [
             (name, value)
             for name, value in (
@@ -42,7 +44,7 @@ class Identity:
                 ("host", self.host),
                 ("client id", self.client_id),
             )
-            if value and value not in UNKNOWN
+            if value and value not in UNKNOWN and name not in shared
         ]
 
     def label(self) -> str:
@@ -54,6 +56,19 @@ def derived_client_id(member_id: str | None) -> str | None:
     """The client.id (or group.instance.id) a classic member id starts with."""
     found = CLASSIC_ID.match(member_id or "")
     return found.group("prefix") if found else None
+
+
+def shared_attributes(captures: Iterable[Iterable[Identity]]) -> frozenset[str]:
+    """The attributes two members of one capture have the same value of."""
+    shared: set[str] = set()
+    for members in captures:
+        seen: set[tuple[str, str]] = set()
+        for identity in members:
+            for pair in identity.attributes():
+                if pair in seen:
+                    shared.add(pair[0])
+                seen.add(pair)
+    return frozenset(shared)
 
 
 def identity_of(member_id: str, known: Mapping[str, Identity]) -> Identity:
@@ -93,13 +108,14 @@ def pair_returns(
     arrivals: Iterable[tuple[dt.datetime, str]],
     known: Mapping[str, Identity],
     window: dt.timedelta,
+    shared: frozenset[str] = frozenset(),
 ) -> dict[str, Return]:
     """arrival member id -> its Return, for arrivals that are a departed consumer back.
     A member's first departure and first arrival count (a reason and a member line may
     both name it). An arrival takes the latest departure of its identity within
-    `window` before it, else the first within `window` after it (a restarted process
-    that joined before its dead predecessor's session expired), else the latest before
-    it whenever it was."""
+    `window` before it, else the first within `window` after it of a member that was in
+    the group before it arrived (a restarted process that joined before its dead
+    predecessor's session expired), else the latest before it whenever it was."""
     first_departures: dict[str, Departure] = {}
     for d in sorted(departures, key=lambda d: d.at):
         first_departures.setdefault(d.member_id, d)
@@ -110,13 +126,23 @@ def pair_returns(
     found: dict[str, Return] = {}
     for member, at in sorted(first_arrivals.items(), key=lambda kv: (kv[1], kv[0])):
         who = identity_of(member, known)
-        match = _departed(who, at, member, open_departures, known, window)
+        earlier = [
+            d for d in open_departures if d.at <= at or _arrived_before(d, at, first_arrivals)
+        ]
+        match = _departed(who, at, member, earlier, known, window, shared)
         if match is None:
             continue
         departure, by = match
         open_departures.remove(departure)
         found[member] = Return(departure, at, member, by, who)
     return found
+
+
+def _arrived_before(d: Departure, at: dt.datetime, arrivals: Mapping[str, dt.datetime]) -> bool:
+    """The departed member was in the group before `at` (a member the log never saw
+    arrive was there from the start)."""
+    arrived = arrivals.get(d.member_id)
+    return arrived is None or arrived < at
 
 
 def _departed(
@@ -126,8 +152,9 @@ def _departed(
     departures: list[Departure],
     known: Mapping[str, Identity],
     window: dt.timedelta,
+    shared: frozenset[str],
 ) -> tuple[Departure, str] | None:
-    for by, value in who.attributes():
+    for by, value in who.attributes(shared):
         same = [
             d
             for d in departures

@@ -40,12 +40,16 @@ class Snapshot:
     # captures that repeat a snapshot are not snapshots of their own (group.snapshots_from),
     # so this says until when the previous state was seen.
     follows: dt.datetime | None = None
+    # The members view's own warning: the tool described the group mid-rebalance (its
+    # state view, a second later, may already say Stable).
+    warned: bool = False
 
     @property
     def rebalancing(self) -> bool:
-        """Mid-rebalance: the broker's state says so, or (old coordinator) every member
-        is listed with an empty assignment although the group subscribes to partitions."""
-        if self.state in REBALANCING_STATES:
+        """Mid-rebalance: the tool or the broker's state says so, or (old coordinator)
+        every member is listed with an empty assignment although the group subscribes
+        to partitions."""
+        if self.warned or self.state in REBALANCING_STATES:
             return True
         assigned = [m.assignment for m in self.members if m.assignment is not None]
         return (

@@ -17,7 +17,6 @@ from pyspark.sql import DataFrame, SparkSession
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics.recommendation_text import KEEP
 from fleet_rebalance.replay.events import BOTH, LOGS
-from fleet_rebalance.replay.generations import REVOKE_ROUND
 from fleet_rebalance.storage.warehouse import Warehouse
 
 # group_health's columns the first two sections show.
@@ -145,7 +144,7 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         ).count(),
         initial_events=events.where(F.col("trigger") == "initial").count(),
         generations_logged=timeline.count(),
-        follow_ups=timeline.where(F.col("cause").contains(REVOKE_ROUND)).count(),
+        follow_ups=timeline.where(F.col("follow_up")).count(),
         replay_errors=table("replay_errors", "event_date").count(),
         quarantined=table("quarantine", "capture_date").count(),
         per_assignor=per_assignor,

@@ -1,0 +1,96 @@
+"""Our assignors against Kafka's own classes run now (tests/java_assignors.py), on group
+histories drawn fresh from a seed: members join and leave, subscriptions differ, topics
+grow, and each round's owned partitions are what Kafka assigned the round before. The
+golden file (test_assignors_kafka_golden.py) pins a fixed set; this one checks the
+port against the jar set's assignors on cases nobody picked."""
+
+from __future__ import annotations
+
+import random
+
+import java_assignors
+import pytest
+
+from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
+
+ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform"]
+HISTORIES = 8  # per assignor
+ROUNDS = 3
+SEED = 20261126
+
+
+def _first_round(rng: random.Random, assignor: str, h: int) -> tuple[dict, dict]:
+    topics = {f"t{h}-{i}": rng.randint(1, 12) for i in range(rng.randint(1, 4))}
+    members = {}
+    for i in range(rng.randint(1, 14)):
+        names = (
+            sorted(topics)
+            if rng.random() < 0.6
+            else rng.sample(sorted(topics), rng.randint(1, len(topics)))
+        )
+        members[f"m{h}-{i}-{rng.randrange(10**6):06d}"] = Subscription(names)
+    return topics, members
+
+
+def _next_round(rng: random.Random, topics: dict, members: dict, kafka: dict, generation: int):
+    topics = dict(topics)
+    if rng.random() < 0.3:
+        grown = rng.choice(sorted(topics))
+        topics[grown] += rng.randint(1, 4)
+    kept = {m: s for m, s in members.items() if rng.random() < 0.8 or len(members) == 1}
+    following = {m: Subscription(s.topics, kafka.get(m, []), generation) for m, s in kept.items()}
+    for i in range(rng.randint(0, 3)):
+        following[f"n{generation}-{i}-{rng.randrange(10**6):06d}"] = Subscription(sorted(topics))
+    return topics, following
+
+
+def _histories() -> list[tuple[str, int, list]]:
+    """(assignor, history, rounds) with each round's (topics, subscriptions) built from
+    Kafka's answer to the round before."""
+    rng = random.Random(SEED)
+    rounds = {(a, h): [_first_round(rng, a, h)] for a in ASSIGNORS for h in range(HISTORIES)}
+    for generation in range(1, ROUNDS):
+        keys = list(rounds)
+        answers = java_assignors.run([java_assignors.case(a, *rounds[a, h][-1]) for a, h in keys])
+        for key, answer in zip(keys, answers, strict=True):
+            topics, members = rounds[key][-1]
+            rounds[key].append(_next_round(rng, topics, members, answer["assignment"], generation))
+    return [(a, h, rounds[a, h]) for a, h in rounds]
+
+
+@pytest.fixture(scope="module")
+def kafka_answers():
+    histories = _histories()
+    cases = [(a, topics, members) for a, _, rounds in histories for topics, members in rounds]
+    answers = java_assignors.run([java_assignors.case(a, t, m) for a, t, m in cases])
+    return list(zip(cases, answers, strict=True))
+
+
+def test_every_round_of_every_history_is_kafkas_assignment(kafka_answers):
+    differing = []
+    for (assignor, topics, members), answer in kafka_answers:
+        ours = get_assignor(assignor).assign(topics, members, None)
+        if ours != answer["assignment"]:
+            differing.append((assignor, len(members), topics))
+    assert len(kafka_answers) == len(ASSIGNORS) * HISTORIES * ROUNDS
+    assert differing == []
+
+
+def test_the_histories_exercise_ownership_and_membership_changes(kafka_answers):
+    owned = sum(
+        any(s.owned_partitions for s in members.values()) for (_, _, members), _ in kafka_answers
+    )
+    assert owned >= len(ASSIGNORS) * HISTORIES  # every later round carries Kafka's answer
+    sizes = {len(members) for (_, _, members), _ in kafka_answers}
+    assert min(sizes) <= 2 and max(sizes) >= 12
+
+
+def test_the_harness_answers_what_kafka_does_on_a_seed_article_case():
+    # Range on 2 consumers, 2 topics of 3 partitions: C0 gets t0p0, t0p1, t1p0, t1p1.
+    members = {"C0": Subscription(["t0", "t1"]), "C1": Subscription(["t0", "t1"])}
+    (answer,) = java_assignors.run([java_assignors.case("range", {"t0": 3, "t1": 3}, members)])
+    tp = TopicPartition
+    assert answer["assignment"] == {
+        "C0": [tp("t0", 0), tp("t0", 1), tp("t1", 0), tp("t1", 1)],
+        "C1": [tp("t0", 2), tp("t1", 2)],
+    }
