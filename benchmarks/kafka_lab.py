@@ -12,7 +12,7 @@ and print what the pipeline made of it against what the lab did:
 server.log files and truth.jsonl), the fixture tests/test_kafka_lab.py replays where no
 JVM jars are at hand.
 
-    python benchmarks/kafka_lab.py                  # both lines, ~10 min
+    python benchmarks/kafka_lab.py                  # both lines, ~8 min
     python benchmarks/kafka_lab.py --line 4 --record
 """
 

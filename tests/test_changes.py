@@ -142,6 +142,12 @@ def test_a_migration_that_needs_broker_upgrades_must_gain_more():
     assert old["change_kind"] == "keep" and "x3: the brokers need upgrading first" in old["reason"]
     ready = decide({**row, "brokers": "consumer_groups"}, [], [], LIMITS)
     assert ready == {"change_kind": "protocol_migration", "changed_assignor": True}
+    small = decide({**row, "brokers": "consumer_groups", "paused_partition_seconds_saved": 9.0,
+                    "paused_partitions_saved": 2}, [], [], LIMITS)  # fmt: skip
+    assert small["change_kind"] == "keep"
+    assert small["reason"].startswith(
+        "keep range: gain too small: migrating to the consumer protocol (uniform) would save"
+    )
 
 
 def test_the_larger_saving_wins_and_equal_savings_take_the_cheaper_change():

@@ -109,7 +109,9 @@ def test_the_sample_groups_get_the_change_their_day_calls_for(recs):
         assert kinds[key] == "fix_crash_loop", key
     small = [r for r in recs.values() if "gain too small" in r["reason"]]
     assert small and all(r["change_kind"] == "keep" for r in small)
-    assert any("migrating to the consumer protocol" in r["reason"] for r in small)
+    assert all(
+        " would save " in r["reason"] and "below the thresholds" in r["reason"] for r in small
+    )
 
 
 def _skew(value: float | None) -> float:

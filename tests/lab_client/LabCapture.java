@@ -20,7 +20,6 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -45,11 +44,7 @@ public final class LabCapture {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            opts.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> opts = LabArgs.parse(args);
         String bootstrap = opts.get("bootstrap");
         Path root = Path.of(opts.get("out"), opts.get("cluster"));
         Path stop = Path.of(opts.get("stop"));

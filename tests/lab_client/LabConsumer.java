@@ -22,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -45,11 +44,7 @@ public final class LabConsumer {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            opts.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> opts = LabArgs.parse(args);
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap"));
         props.put(ConsumerConfig.GROUP_ID_CONFIG, opts.get("group"));

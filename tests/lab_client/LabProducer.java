@@ -5,7 +5,6 @@
  *
  * Arguments are key=value: bootstrap, topics (comma-separated), rate.
  */
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
@@ -20,11 +19,7 @@ public final class LabProducer {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> opts = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            opts.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> opts = LabArgs.parse(args);
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap"));
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
