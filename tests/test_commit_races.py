@@ -114,3 +114,82 @@ def test_a_concurrent_schema_change_is_a_conflict(uri):
     with pytest.raises(CommitConflictError, match="schema"):
         write_transaction(stale, append(uri), [add("late", D20)])
     assert files(uri) == [f"day={D19}/seed.parquet"]
+
+
+def created_by_another(uri: str, monkeypatch, request: WriteRequest) -> None:
+    """`request` commits as a writer that found no table, although another writer has
+    just created it with D20's rows (the race two writers of a new table run)."""
+    from fleet_rebalance.storage import deltars_commit
+    from fleet_rebalance.storage.deltars_source import WrittenFile
+
+    create_table_with_add_actions(
+        uri, SCHEMA, [add("first", D20)], mode="error", partition_by=["day"]
+    )
+    found = deltars_commit.open_table
+    calls: list[int] = []
+
+    def not_yet(*args, **kwargs):
+        calls.append(1)
+        return None if len(calls) == 1 else found(*args, **kwargs)
+
+    monkeypatch.setattr(deltars_commit, "open_table", not_yet)
+    day = (request.replace_where or {"day": [D20]})["day"][0]
+    written = WrittenFile(f"day={day}/second.parquet", 100, {"day": day}, 0, "{}")
+    deltars_commit._commit(request, SCHEMA.to_json(), [written])
+
+
+def test_two_overwrites_creating_one_table_never_both_land(tmp_path, monkeypatch):
+    """delta-rs retries a create that lost the race as an append over the winner's
+    files; the loser read no rows of the date, so its overwrite is a conflict."""
+    uri = str(tmp_path / "new")
+    with pytest.raises(CommitConflictError, match="created with rows this overwrite replaces"):
+        created_by_another(uri, monkeypatch, overwrite(uri, D20))
+    assert files(uri) == ["day=2026-11-20/first.parquet"]
+
+
+def test_a_write_creating_a_table_another_created_commits_into_it(tmp_path, monkeypatch):
+    uri = str(tmp_path / "new")
+    created_by_another(uri, monkeypatch, overwrite(uri, D21))
+    assert files(uri) == ["day=2026-11-20/first.parquet", "day=2026-11-21/second.parquet"]
+    other = str(tmp_path / "appended")
+    created_by_another(other, monkeypatch, append(other))
+    assert files(other) == ["day=2026-11-20/first.parquet", "day=2026-11-20/second.parquet"]
+
+
+def test_two_overwrites_creating_one_table_at_once_leave_one_writers_rows(tmp_path, monkeypatch):
+    """Both find no table and create it at the same moment (a barrier before delta-rs's
+    create; it lets both creates through in most tries when it retries commits). Ten
+    tries: each leaves one writer's rows and a conflict for the other."""
+    import threading
+
+    from fleet_rebalance.storage import deltars_commit
+    from fleet_rebalance.storage.deltars_source import WrittenFile
+
+    create = deltars_commit.create_table_with_add_actions
+    for attempt in range(10):
+        uri = str(tmp_path / f"new-{attempt}")
+        barrier = threading.Barrier(2, timeout=30)
+
+        def at_once(*args, barrier=barrier, **kwargs):
+            barrier.wait()
+            return create(*args, **kwargs)
+
+        monkeypatch.setattr(deltars_commit, "create_table_with_add_actions", at_once)
+        outcomes: dict[str, BaseException | None] = {}
+
+        def write(name: str, uri: str = uri, outcomes: dict = outcomes) -> None:
+            written = WrittenFile(f"day={D20}/{name}.parquet", 100, {"day": D20}, 0, "{}")
+            try:
+                deltars_commit._commit(overwrite(uri, D20), SCHEMA.to_json(), [written])
+                outcomes[name] = None
+            except BaseException as exc:
+                outcomes[name] = exc
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in ("left", "right")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        failed = [e for e in outcomes.values() if e is not None]
+        assert len(failed) == 1 and isinstance(failed[0], CommitConflictError), outcomes
+        assert len(files(uri)) == 1

@@ -116,13 +116,18 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
     table = open_table(uri, storage_options=options)
     if table is None:
         try:
+            # No retries: delta-rs retries a create that lost the race as version 1, an
+            # append of its files over the winner's (two overwrites of a new table would
+            # both land). The loser commits into the winner's table below, judged there.
             create_table_with_add_actions(
                 delta_uri(uri),
                 schema,
                 actions,
                 mode="error",
                 partition_by=list(request.partition_by),
-                commit_properties=properties,
+                commit_properties=CommitProperties(
+                    custom_metadata=properties.custom_metadata, max_commit_retries=0
+                ),
                 storage_options=dict(options) or None,
             )
             log.info("%s: created with %d file(s)", uri, len(actions))
@@ -131,6 +136,11 @@ def _commit(request: WriteRequest, schema_json: str, files: list[WrittenFile]) -
             table = open_table(uri, storage_options=options)
             if table is None:
                 raise
+            if _replaced_files(table, request):  # this write read no rows there
+                raise CommitConflictError(
+                    f"{uri}: created with rows this overwrite replaces by a concurrent "
+                    "commit; nothing was committed"
+                ) from exc
             log.info("%s: created concurrently (%s); committing into it", uri, exc)
     added = validate_against_table(request, schema_json)
     if request.overwrite_schema and list(table.metadata().partition_columns) != list(
