@@ -28,6 +28,10 @@ FIXTURES = Path(__file__).parent / "data"
 # librdkafka implements cooperative-sticky itself, in C, and breaks ties its own way:
 # its assignment is checked for coverage and balance, not against Java's.
 OWN_ASSIGNOR = {"lab-rdkafka"}
+# Kafka's UniformAssignor breaks ties by topic id (random per cluster); our port, which
+# has topic names only, breaks them by name, so a live group on two topics conforms only
+# when the ids happen to order like the names (open in issue 31: the recorded run's do).
+TOPIC_ID_TIES = {"lab-uniform"}
 SOURCES = [pytest.param(("recorded", line), id=f"recorded-{line}") for line in LINES] + [
     pytest.param(("live", line), id=f"live-{line}", marks=[pytest.mark.slow, pytest.mark.lab])
     for line in LINES
@@ -40,6 +44,7 @@ class LabRun:
     root: Path
     warehouse: Path
     truth: Truth
+    live: bool = False
 
     def table(self, name: str) -> pd.DataFrame:
         return DeltaTable(str(self.warehouse / name)).to_pandas()
@@ -65,7 +70,7 @@ def lab(request, spark, tmp_path_factory) -> LabRun:
     config = Config(raw_root=str(root / "raw"), warehouse=str(warehouse))
     for date in capture_dates(config):
         run_steps(spark, config, date)
-    return LabRun(line, root, warehouse, read_truth(root / "truth.jsonl"))
+    return LabRun(line, root, warehouse, read_truth(root / "truth.jsonl"), source == "live")
 
 
 def test_every_capture_line_parses(lab):
@@ -93,19 +98,20 @@ def test_every_coordinator_line_naming_a_group_is_an_event_or_a_no_fact_line(lab
 def test_the_observed_assignment_is_the_declared_assignors_at_every_decided_event(lab):
     metrics = lab.table("replay_metrics")
     observed = metrics[(metrics["assignor"] == "observed") & metrics["conforms"].notna()]
+    unchecked = OWN_ASSIGNOR | (TOPIC_ID_TIES if lab.live else set())
     share = {
         group: (rows["conforms"].astype(bool).mean(), len(rows))
         for group, rows in observed.groupby("group_id")
-        if group not in OWN_ASSIGNOR
+        if group not in unchecked
     }
     # Every group but the one-member lab-stopped has decided events.
-    declared = {g for g in lab.truth.assignors if g not in OWN_ASSIGNOR}
+    declared = {g for g in lab.truth.assignors if g not in unchecked}
     assert set(share) == declared - {"lab-stopped"}
     assert {g: s for g, s in share.items() if s[0] < 1.0} == {}
     assert all(share[g][1] >= 5 for g in ("lab-range", "lab-roundrobin", "lab-sticky", "lab-coop"))
     assignors = {lab.truth.assignors[g] for g in share}
     assert assignors >= {"range", "roundrobin", "sticky", "cooperative-sticky"}
-    assert ("uniform" in assignors) == (lab.line != "3.9")
+    assert ("uniform" in assignors) == (lab.line != "3.9")  # lab-migrate's, after it
 
 
 def test_librdkafkas_own_cooperative_sticky_assigns_every_partition_evenly(lab):
