@@ -77,16 +77,18 @@ def replay_events(
         # that conforms), gives `expected` without assigning again.
         declared = states.get(snapshot.strategy or "")
         reuse = (
-            declared is not None
+            event.assigned
+            and declared is not None
             and not declared.failed
             and declared.generation == shadow.generation
             and declared.assignment == shadow.assignment
         )
         if not event.assigned:  # no assignment computed: everyone kept what they had
-            reuse = False
             expected = {k: list(shadow.assignment.get(k, ())) for k in members}
+        elif not reuse:
+            expected = _expected(event, shadow, members, counts, racks)
         else:
-            expected = None if reuse else _expected(event, shadow, members, counts, racks)
+            expected = None
         for name in ordered:
             state = states[name]
             if state.failed:
