@@ -24,9 +24,12 @@ def case(
     partitions: dict[str, int],
     subscriptions: dict[str, Subscription],
     racks: dict[TopicPartition, list[str]] | None = None,
+    topic_ids: dict[str, str] | None = None,
 ) -> dict:
-    """Our assignor's inputs as a harness case."""
+    """Our assignor's inputs as a harness case (topic_ids: the uniform assignor's)."""
+    extra = {"topic_ids": topic_ids} if topic_ids else {}
     return {
+        **extra,
         "assignor": assignor,
         "partitions_per_topic": partitions,
         "partition_racks": [[tp.topic, tp.partition, r] for tp, r in (racks or {}).items()],

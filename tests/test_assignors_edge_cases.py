@@ -9,6 +9,7 @@ from fleet_rebalance.assignors import (
     available_assignors,
     get_assignor,
 )
+from fleet_rebalance.assignors.uniform import uuid_bits
 
 ALL = available_assignors()
 
@@ -198,3 +199,20 @@ def test_sticky_reproduces_kafkas_empty_subscription_quirk():
         "b": [TopicPartition("t", 1)],
         "c": [TopicPartition("t", 2)],
     }
+
+
+def test_topic_ids_are_read_as_kafkas_uuid_strings():
+    assert uuid_bits("AAAAAAAAAAAAAAAAAAAAAQ") == (0, 1)  # Uuid.ONE_UUID
+    assert uuid_bits("_____________________w") == (-1, -1)  # signed, as Java's longs
+    assert uuid_bits("N86Ry94fwbDqa0TxMENt1w") == (
+        int.from_bytes(bytes.fromhex("37ce91cbde1fc1b0"), "big", signed=True),
+        int.from_bytes(bytes.fromhex("ea6b44f130436dd7"), "big", signed=True),
+    )
+    for junk in ("", "orders", "AAAAAAAAAAAAAAAAAAAAAQ==", "AAAAAAAAAAAAAAAAAAAA", "!" * 22):
+        assert uuid_bits(junk) is None
+    # A topic whose id cannot be read is keyed by its name, as without ids.
+    group = {m: Subscription(["clicks", "orders"]) for m in ("a", "b")}
+    uniform = get_assignor("uniform")
+    assert uniform.assign({"clicks": 3, "orders": 3}, group, topic_ids={"clicks": "x"}) == (
+        uniform.assign({"clicks": 3, "orders": 3}, group)
+    )

@@ -2,10 +2,12 @@
 histories drawn fresh from a seed: members join and leave, subscriptions differ, topics
 grow, and each round's owned partitions are what Kafka assigned the round before. The
 golden file (test_assignors_kafka_golden.py) pins a fixed set; this one checks the
-port against the jar set's assignors on cases nobody picked."""
+port against the jar set's assignors on cases nobody picked. The uniform assignor's
+topics get random topic ids, as a cluster gives them (Kafka breaks its ties by id)."""
 
 from __future__ import annotations
 
+import base64
 import random
 
 import java_assignors
@@ -44,44 +46,74 @@ def _next_round(rng: random.Random, topics: dict, members: dict, kafka: dict, ge
     return topics, following
 
 
-def _histories() -> list[tuple[str, int, list]]:
-    """(assignor, history, rounds) with each round's (topics, subscriptions) built from
+def random_topic_id(rng: random.Random) -> str:
+    """A topic id as kafka-topics prints it: URL-safe base64 of 16 random bytes."""
+    return base64.urlsafe_b64encode(rng.randbytes(16)).decode().rstrip("=")
+
+
+def _histories() -> list[tuple[str, dict, list]]:
+    """(assignor, topic ids, rounds) with each round's (topics, subscriptions) built from
     Kafka's answer to the round before."""
     rng = random.Random(SEED)
     rounds = {(a, h): [_first_round(rng, a, h)] for a in ASSIGNORS for h in range(HISTORIES)}
+    ids = {
+        (a, h): {t: random_topic_id(rng) for t in rounds[a, h][0][0]} if a == "uniform" else {}
+        for a, h in rounds
+    }
     for generation in range(1, ROUNDS):
         keys = list(rounds)
-        answers = java_assignors.run([java_assignors.case(a, *rounds[a, h][-1]) for a, h in keys])
+        answers = java_assignors.run(
+            [java_assignors.case(a, *rounds[a, h][-1], topic_ids=ids[a, h]) for a, h in keys]
+        )
         for key, answer in zip(keys, answers, strict=True):
             topics, members = rounds[key][-1]
             rounds[key].append(_next_round(rng, topics, members, answer["assignment"], generation))
-    return [(a, h, rounds[a, h]) for a, h in rounds]
+    return [(a, ids[a, h], rounds[a, h]) for a, h in rounds]
+
+
+def _ours(assignor: str, topics: dict, members: dict, topic_ids: dict) -> dict:
+    if topic_ids:
+        return get_assignor(assignor).assign(topics, members, None, topic_ids=topic_ids)
+    return get_assignor(assignor).assign(topics, members, None)
 
 
 @pytest.fixture(scope="module")
 def kafka_answers():
-    histories = _histories()
-    cases = [(a, topics, members) for a, _, rounds in histories for topics, members in rounds]
-    answers = java_assignors.run([java_assignors.case(a, t, m) for a, t, m in cases])
+    cases = [
+        (a, topics, members, ids) for a, ids, rounds in _histories() for topics, members in rounds
+    ]
+    answers = java_assignors.run(
+        [java_assignors.case(a, t, m, topic_ids=ids) for a, t, m, ids in cases]
+    )
     return list(zip(cases, answers, strict=True))
 
 
 def test_every_round_of_every_history_is_kafkas_assignment(kafka_answers):
     differing = []
-    for (assignor, topics, members), answer in kafka_answers:
-        ours = get_assignor(assignor).assign(topics, members, None)
+    for (assignor, topics, members, ids), answer in kafka_answers:
+        ours = _ours(assignor, topics, members, ids)
         if ours != answer["assignment"]:
             differing.append((assignor, len(members), topics))
     assert len(kafka_answers) == len(ASSIGNORS) * HISTORIES * ROUNDS
     assert differing == []
 
 
+def test_the_topic_ids_decide_some_uniform_rounds(kafka_answers):
+    # Keyed by names instead of the cluster's ids, the port misses some of Kafka's ties.
+    by_name = [
+        get_assignor("uniform").assign(topics, members) != answer["assignment"]
+        for (assignor, topics, members, ids), answer in kafka_answers
+        if assignor == "uniform"
+    ]
+    assert len(by_name) == HISTORIES * ROUNDS and any(by_name)
+
+
 def test_the_histories_exercise_ownership_and_membership_changes(kafka_answers):
     owned = sum(
-        any(s.owned_partitions for s in members.values()) for (_, _, members), _ in kafka_answers
+        any(s.owned_partitions for s in members.values()) for (_, _, members, _), _ in kafka_answers
     )
     assert owned >= len(ASSIGNORS) * HISTORIES  # every later round carries Kafka's answer
-    sizes = {len(members) for (_, _, members), _ in kafka_answers}
+    sizes = {len(members) for (_, _, members, _), _ in kafka_answers}
     assert min(sizes) <= 2 and max(sizes) >= 12
 
 

@@ -47,13 +47,18 @@ def test_the_topic_history_holds_what_the_replayed_captures_look_up(spark, tmp_p
     """Given topics captures over a week, Then each cluster gets the topics captures of
     the replayed days and the latest one at or before its first capture: found
     yesterday for a, three days back for b (reading one date, then two), none for c
-    (every earlier date read once); no read covers the whole table."""
+    (every earlier date read once); no read covers the whole table. Topic ids come from
+    the same captures, the latest one's: orders was recreated every time, audit has an
+    id in one capture only (an older date's for b)."""
     config = Config(warehouse=str(tmp_path / "w"))
     topics = [
-        {"cluster": c, "topic": t, "partition": p, "captured_at": at(*when)}
+        {"cluster": c, "topic": t, "partition": p, "captured_at": at(*when), "topic_id": topic_id}
         for c, times in TOPICS.items()
         for i, when in enumerate(times)
-        for t, p in (("orders", i), ("audit", 0))
+        for t, p, topic_id in (
+            ("orders", i, f"{c}-orders-{i}"),
+            ("audit", 0, f"{c}-audit" if i == 2 else None),
+        )
     ]
     members = [
         {"cluster": c, "group_id": "g", "consumer_id": "m", "captured_at": at(*when)}
@@ -71,7 +76,7 @@ def test_the_topic_history_holds_what_the_replayed_captures_look_up(spark, tmp_p
         return read(self, name, **kwargs)
 
     monkeypatch.setattr(Warehouse, "read", recorded)
-    history = replay.topic_history(spark, config, DAY)
+    history, ids = replay.topic_metadata(spark, config, DAY)
 
     def counts(i: int) -> dict[str, int]:
         return {"orders": i + 1, "audit": 1}
@@ -79,6 +84,10 @@ def test_the_topic_history_holds_what_the_replayed_captures_look_up(spark, tmp_p
     assert history == {
         "a": [(at(1, 0), counts(1)), (at(1, 12), counts(2)), (at(0, 6), counts(3))],
         "b": [(at(3, 10), counts(2)), (at(0, 1), counts(3))],
+    }
+    assert ids == {
+        "a": {"orders": "a-orders-3", "audit": "a-audit"},
+        "b": {"orders": "b-orders-3", "audit": "b-audit"},
     }
     topic_reads = [days for name, days in reads if name == "topic_partitions"]
     assert topic_reads == [

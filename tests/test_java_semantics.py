@@ -85,3 +85,21 @@ def test_fast_order_equals_the_incremental_model(keys, capacity):
     for key in keys:
         table.add(key)
     assert hashmap_order(keys, lambda i: i, capacity) == list(table)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sets(
+        st.one_of(st.integers(0, 70_000), st.integers(0, 64).map(lambda i: i * 16)),
+        min_size=1,
+        max_size=120,
+    )
+)
+def test_the_uniform_assignors_partition_set_order_is_hashsets(partitions):
+    # A member's owned partitions as `new HashSet<>(collection)` iterates them: the
+    # uniform port's shortcut must agree with the HashMap model on every set.
+    from fleet_rebalance.assignors.uniform import _copy_capacity, _int_set_order
+
+    ordered = sorted(partitions)
+    expected = hashmap_order(ordered, lambda i: i, _copy_capacity(len(ordered)))
+    assert _int_set_order(list(partitions)) == expected

@@ -28,10 +28,6 @@ FIXTURES = Path(__file__).parent / "data"
 # librdkafka implements cooperative-sticky itself, in C, and breaks ties its own way:
 # its assignment is checked for coverage and balance, not against Java's.
 OWN_ASSIGNOR = {"lab-rdkafka"}
-# Kafka's UniformAssignor breaks ties by topic id (random per cluster); our port, which
-# has topic names only, breaks them by name, so a live group on two topics conforms only
-# when the ids happen to order like the names (open in issue 31: the recorded run's do).
-TOPIC_ID_TIES = {"lab-uniform"}
 SOURCES = [pytest.param(("recorded", line), id=f"recorded-{line}") for line in LINES] + [
     pytest.param(("live", line), id=f"live-{line}", marks=[pytest.mark.slow, pytest.mark.lab])
     for line in LINES
@@ -98,7 +94,7 @@ def test_every_coordinator_line_naming_a_group_is_an_event_or_a_no_fact_line(lab
 def test_the_observed_assignment_is_the_declared_assignors_at_every_decided_event(lab):
     metrics = lab.table("replay_metrics")
     observed = metrics[(metrics["assignor"] == "observed") & metrics["conforms"].notna()]
-    unchecked = OWN_ASSIGNOR | (TOPIC_ID_TIES if lab.live else set())
+    unchecked = OWN_ASSIGNOR
     share = {
         group: (rows["conforms"].astype(bool).mean(), len(rows))
         for group, rows in observed.groupby("group_id")

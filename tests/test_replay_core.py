@@ -242,3 +242,34 @@ def test_an_epoch_superseded_before_its_target_assignment_leaves_assignments_as_
     assert metrics(rows, OBSERVED, 3)["conforms"] is True
     rows = list(replay_events(events(assigned=True), [OBSERVED]))
     assert metrics(rows, OBSERVED, 3)["conforms"] is False
+
+
+def test_a_uniform_group_is_replayed_with_its_clusters_topic_ids():
+    # Kafka deals the uniform assignor's partitions in topic-id hash order: with these
+    # ids "orders" comes before "clicks", by name it would come after.
+    ids = {"clicks": "RXx2nznYZEGZwOW9vPvIWw", "orders": "N86Ry94fwbDqa0TxMENt1w"}
+    uniform = get_assignor("uniform")
+    counts = {"clicks": 3, "orders": 3}
+    owned: dict = {}
+
+    def captured(minutes, names):
+        subscriptions = {n: Subscription(list(counts), owned.get(n, ())) for n in names}
+        owned.update(uniform.assign(counts, subscriptions, topic_ids=ids))
+        members = [member(n, tuple(counts), assignment=owned[n]) for n in names]
+        return snap(minutes, members, counts=counts, strategy="uniform")
+
+    history = [captured(0, ["a", "b"]), captured(10, ["a", "b", "c"])]
+    assert history[0].members[0].assignment == tuple(TopicPartition("orders", p) for p in range(3))
+    with_ids = list(replay_events(derive_events(history), ["uniform", OBSERVED], topic_ids=ids))
+    by_name = list(replay_events(derive_events(history), ["uniform", OBSERVED]))
+
+    def assigned(rows, assignor):
+        return [
+            (r.values["event_seq"], r.values["member_id"], r.values["partitions"])
+            for r in rows
+            if r.table == "assignment_replay" and r.values["assignor"] == assignor
+        ]
+
+    assert assigned(with_ids, "uniform") == assigned(with_ids, OBSERVED)
+    assert assigned(by_name, "uniform") != assigned(by_name, OBSERVED)
+    assert metrics(with_ids, OBSERVED, 2)["conforms"] is True

@@ -9,16 +9,17 @@
  * cases.json: {"cases": [{"assignor", "partitions_per_topic": {topic: count},
  * "partition_racks": [[topic, partition, [rack, ...]]], "members": [[member id, [topics],
  * [[topic, partition] owned], generation, group.instance.id or null, rack or null]]}]},
- * members in JoinGroup order. out.json: {"cases": [{"assignment": {member: [[topic,
+ * members in JoinGroup order; optionally "topic_ids": {topic: Uuid string}. out.json: {"cases": [{"assignment": {member: [[topic,
  * partition]]}, "median_ms": m, "runs": n}]}: with a budget, each case runs until it has
  * spent budget_ms (at least 3 runs after a warm-up one) and m is the median.
  *
  * Members reach the client assignors as a consumer's JoinGroup carries them: owned
  * partitions and generation in the subscription, and the sticky assignors' user data
  * from the assignor itself (onAssignment, then subscriptionUserData). The uniform
- * assignor takes topic ids: each topic gets one whose hashCode is the name's
- * String.hashCode and whose order is the name's, so the ties Kafka breaks by topic id
- * fall as our port (which has names only) breaks them.
+ * assignor takes topic ids: a case's own ("topic_ids", as a cluster gives them), or
+ * for a topic without one an id whose hashCode is the name's String.hashCode and whose
+ * order is the name's, so the ties Kafka breaks by topic id fall as our port breaks
+ * them on names.
  */
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -107,6 +108,7 @@ public final class AssignorHarness {
         GroupSpec spec;
         SubscribedTopicDescriber describer;
         Map<String, Uuid> ids;
+        JsonNode topicIds;
 
         Case(JsonNode c) {
             assignor = c.get("assignor").asText();
@@ -117,6 +119,7 @@ public final class AssignorHarness {
                 racks.put(new TopicPartition(r.get(0).asText(), r.get(1).asInt()), names);
             }
             c.get("members").forEach(members::add);
+            topicIds = c.get("topic_ids");
             if (assignor.equals("uniform")) {
                 buildUniform();
             } else {
@@ -189,8 +192,12 @@ public final class AssignorHarness {
             ids = new HashMap<>();
             int rank = 1;
             for (String name : new TreeSet<>(counts.keySet())) {
-                long hash = name.hashCode() & 0xffffffffL;
-                ids.put(name, new Uuid(rank, rank ^ hash));
+                if (topicIds != null && topicIds.hasNonNull(name)) {
+                    ids.put(name, Uuid.fromString(topicIds.get(name).asText()));
+                } else {
+                    long hash = name.hashCode() & 0xffffffffL;
+                    ids.put(name, new Uuid(rank, rank ^ hash));
+                }
                 rank++;
             }
             Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();

@@ -1,31 +1,46 @@
 """KIP-848's server-side UniformAssignor (group coordinator), homogeneous and heterogeneous.
 
-Kafka orders topics by topic id (a UUID) where it breaks ties and iterates sets keyed
-by topic id; captures give names, not ids, so here topic names take the ids' place:
-ties go to the smaller name, and the topic-id hash sets become topic-name hash sets.
-Everything else follows UniformHomogeneousAssignmentBuilder and
-UniformHeterogeneousAssignmentBuilder, including the member id HashMap order that
+Kafka keys the assignment by topic id (a random UUID per topic and cluster): the
+homogeneous builder deals unassigned partitions in the HashSet<Uuid> order of the
+subscribed topics and walks each member's assignment in HashMap<Uuid> order; the
+heterogeneous one breaks its topic-order ties with Uuid.compareTo. So the same group
+on two clusters can get different assignments. `topic_ids` (name -> the id as
+kafka-topics prints it) gives the real ids; a topic without one is keyed by its name
+(String.hashCode, String.compareTo), which is what Kafka would do if the ids hashed
+and sorted as the names. Everything else follows UniformHomogeneousAssignmentBuilder
+and UniformHeterogeneousAssignmentBuilder, including the member id HashMap order that
 decides which members get the extra partition.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 
 from fleet_rebalance.assignors.java import (
+    MASK32,
+    MIN_TREEIFY_CAPACITY,
+    TREEIFY_THRESHOLD,
     hashmap_order,
+    int32,
     member_order,
     string_hash,
     string_key,
+    table_size_for,
 )
 from fleet_rebalance.assignors.types import (
+    Assignment,
     AssignorBase,
     AssignorInputError,
     PartitionRacks,
     Subscription,
     TopicPartition,
+    sorted_assignment,
     topic_partitions,
+    validate_input,
 )
 
 MAX_ITERATION_COUNT = 16
@@ -38,18 +53,83 @@ def _copy_capacity(size: int) -> int:
 
 def _int_set_order(partitions: list[int]) -> list[int]:
     """A member's partitions as Java's HashSet<Integer> (from a collection) iterates them."""
+    if len(partitions) == 1:
+        return partitions
     capacity = _copy_capacity(len(partitions))
     ordered = sorted(partitions)
-    if (
-        len(ordered) == 1 or ordered[-1] < capacity
-    ):  # Integer.hashCode is the value: one bucket each, ascending
+    if ordered[-1] < capacity:  # Integer.hashCode is the value: one bucket each, ascending
         return ordered
+    if ordered[-1] < 1 << 16:  # HashMap's spread leaves values under 2^16 alone
+        mask = table_size_for(capacity) - 1
+        buckets = [p & mask for p in ordered]
+        if (
+            len(ordered) <= TREEIFY_THRESHOLD
+            or mask >= MIN_TREEIFY_CAPACITY - 1
+            or ordered[-1] - ordered[0] <= mask  # one key per bin
+            or max(Counter(buckets).values()) <= TREEIFY_THRESHOLD
+        ):  # no bin grew past eight, so no resize: a stable sort by bucket
+            return [p for _, p in sorted(zip(buckets, ordered))]
     return hashmap_order(ordered, _identity, capacity)
 
 
+def uuid_bits(topic_id: str) -> tuple[int, int] | None:
+    """Kafka's Uuid (most, least significant bits, signed) from its toString(): URL-safe
+    base64 of 16 bytes without padding. None if `topic_id` is not one."""
+    try:
+        raw = base64.urlsafe_b64decode(topic_id + "==")
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 16 or len(topic_id) != 22:
+        return None
+    return (
+        int.from_bytes(raw[:8], "big", signed=True),
+        int.from_bytes(raw[8:], "big", signed=True),
+    )
+
+
+class _TopicKeys:
+    """Each topic's hashCode and sort key as Kafka's assignor sees its topic id."""
+
+    def __init__(self, topic_ids: Mapping[str, str] | None) -> None:
+        self.bits: dict[str, tuple[int, int]] = {}
+        for name, topic_id in (topic_ids or {}).items():
+            bits = uuid_bits(topic_id) if isinstance(topic_id, str) else None
+            if bits is not None:
+                self.bits[name] = bits
+        self._hashes: dict[str, int] = {}
+
+    def hash(self, topic: str) -> int:
+        """Uuid.hashCode: (int) (h >> 32) ^ (int) h with h = msb ^ lsb."""
+        value = self._hashes.get(topic)
+        if value is None:
+            bits = self.bits.get(topic)
+            if bits is None:
+                value = string_hash(topic)
+            else:
+                h = bits[0] ^ bits[1]
+                value = int32(((h >> 32) ^ h) & MASK32)
+            self._hashes[topic] = value
+        return value
+
+    def key(self, topic: str) -> tuple:
+        """Uuid.compareTo (signed msb, then lsb); names after ids, by String.compareTo."""
+        bits = self.bits.get(topic)
+        return (0, *bits, b"") if bits is not None else (1, 0, 0, string_key(topic))
+
+    def order(self, topics: list[str], capacity: int | None = None) -> list[str]:
+        """Iteration order of a HashMap<Uuid, ...> filled with `topics` in order."""
+        if not self.bits:
+            return _name_order(tuple(topics), capacity)
+        if capacity is None:
+            return hashmap_order(topics, self.hash)
+        return hashmap_order(topics, self.hash, capacity)
+
+
 @lru_cache(maxsize=4096)
-def _topic_order(topics: tuple[str, ...]) -> list[str]:
-    return hashmap_order(topics, string_hash)
+def _name_order(topics: tuple[str, ...], capacity: int | None) -> list[str]:
+    if capacity is None:
+        return hashmap_order(topics, string_hash)
+    return hashmap_order(topics, string_hash, capacity)
 
 
 def _identity(value: int) -> int:
@@ -75,24 +155,41 @@ class UniformAssignor(AssignorBase):
 
     name = "uniform"
     protocol = "cooperative"
+    takes_topic_ids = True  # assign() accepts topic_ids (see the module docstring)
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+        *,
+        topic_ids: Mapping[str, str] | None = None,
+    ) -> Assignment:
+        validate_input(partitions_per_topic, subscriptions)
+        result = self._assign(partitions_per_topic, subscriptions, partition_racks, topic_ids)
+        return sorted_assignment(result, subscriptions)
 
     def _assign(
         self,
         partitions_per_topic: Mapping[str, int],
         subscriptions: Mapping[str, Subscription],
         partition_racks: PartitionRacks | None,
+        topic_ids: Mapping[str, str] | None = None,
     ) -> dict[str, list[TopicPartition]]:
         members = member_order(subscriptions)
         if not members:
             return {}
-        current = _current_assignment(members, subscriptions, partitions_per_topic)
+        keys = _TopicKeys(topic_ids)
+        current = _current_assignment(members, subscriptions, partitions_per_topic, keys)
         first = subscriptions[members[0]]
         if all(subscriptions[m].topic_set == first.topic_set for m in members):
             # Insertion order decides ties inside a hash bucket: the subscription's order.
             topics = [t for t in dict.fromkeys(first.topics) if t in partitions_per_topic]
-            result = _homogeneous(members, topics, partitions_per_topic, current)
+            result = _homogeneous(members, topics, partitions_per_topic, current, keys)
         else:
-            result = _Heterogeneous(members, subscriptions, partitions_per_topic, current).build()
+            result = _Heterogeneous(
+                members, subscriptions, partitions_per_topic, current, keys
+            ).build()
         return result
 
 
@@ -100,24 +197,31 @@ def _current_assignment(
     members: list[str],
     subscriptions: Mapping[str, Subscription],
     partitions_per_topic: Mapping[str, int],
+    keys: _TopicKeys,
 ) -> dict[str, dict[str, list[int]]]:
-    """Each member's owned partitions per topic (topics in Java hash order); a partition
-    may have one owner only, as the coordinator guarantees."""
+    """Each member's owned partitions per topic (topics in HashMap<Uuid> order); a
+    partition may have one owner only, as the coordinator guarantees."""
     owner: dict[TopicPartition, str] = {}
+    claim = owner.setdefault
+    count = partitions_per_topic.get
     current: dict[str, dict[str, list[int]]] = {}
     for member in members:
         per_topic: dict[str, list[int]] = {}
         for tp in subscriptions[member].owned_partitions:
-            if not 0 <= tp.partition < partitions_per_topic.get(tp.topic, 0):
+            topic, partition = tp
+            if not 0 <= partition < count(topic, 0):
                 continue
-            if tp in owner and owner[tp] != member:
+            if claim(tp, member) != member:
                 raise AssignorInputError(
                     f"{tp} is owned by both {owner[tp]!r} and {member!r}; a KIP-848 group "
                     "assigns each partition to one member"
                 )
-            owner[tp] = member
-            per_topic.setdefault(tp.topic, []).append(tp.partition)
-        topic_order = _topic_order(tuple(per_topic))
+            partitions = per_topic.get(topic)
+            if partitions is None:
+                per_topic[topic] = [partition]
+            else:
+                partitions.append(partition)
+        topic_order = keys.order(list(per_topic)) if len(per_topic) > 1 else per_topic
         current[member] = {t: _int_set_order(per_topic[t]) for t in topic_order}
     return current
 
@@ -127,10 +231,11 @@ def _homogeneous(
     topics: list[str],
     partitions_per_topic: Mapping[str, int],
     current: dict[str, dict[str, list[int]]],
+    keys: _TopicKeys,
 ) -> dict[str, list[TopicPartition]]:
     if not topics:
         return {}
-    topic_set = hashmap_order(topics, string_hash, _copy_capacity(len(topics)))
+    topic_set = keys.order(topics, _copy_capacity(len(topics)))
     parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in topic_set}
     owned = {parts[t][p] for m in members for t, ps in current[m].items() if t in parts for p in ps}
     unassigned = [tp for t in topic_set for tp in parts[t] if tp not in owned]
@@ -184,16 +289,18 @@ class _Heterogeneous:
         subscriptions: Mapping[str, Subscription],
         partitions_per_topic: Mapping[str, int],
         current: dict[str, dict[str, list[int]]],
+        keys: _TopicKeys,
     ) -> None:
         self.members = members
+        self.keys = keys
         self.counts = partitions_per_topic
         self.subscribed = {
             m: {t for t in subscriptions[m].topic_set if t in partitions_per_topic} for m in members
         }
         self.subscribers: dict[str, list[int]] = {}
         for index, member in enumerate(members):
-            for topic in subscriptions[member].topics:
-                if topic in partitions_per_topic and index not in self.subscribers.get(topic, ()):
+            for topic in dict.fromkeys(subscriptions[member].topics):
+                if topic in partitions_per_topic:
                     self.subscribers.setdefault(topic, []).append(index)
         self.sizes = [0] * len(members)
         self.owners = {t: [-1] * partitions_per_topic[t] for t in self.subscribers}
@@ -210,7 +317,7 @@ class _Heterogeneous:
 
     def _topic_key(self, topic: str) -> tuple:
         subscribers = len(self.subscribers[topic])
-        return (-self.counts[topic] / subscribers, subscribers, string_key(topic))
+        return (-self.counts[topic] / subscribers, subscribers, self.keys.key(topic))
 
     def build(self) -> dict[str, list[TopicPartition]]:
         if not self.subscribers:

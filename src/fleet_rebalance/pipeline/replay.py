@@ -86,11 +86,13 @@ def group_function(
     date shares (topic partition counts, the clusters' logged hours, the settings);
     `history` in place of topic_history's (tests compare with the whole history)."""
     m = config.metrics
+    counts, ids = topic_metadata(spark, config, run_date)
     return partial(
         replay_group_arrow,
         run_date=run_date,
         assignors=assignors,
-        topic_history=topic_history(spark, config, run_date) if history is None else history,
+        topic_history=counts if history is None else history,
+        topic_ids=ids,
         coverage=log_coverage(spark, config, run_date),
         settings=Settings(
             dt.timedelta(seconds=m.rejoin_window_s),
@@ -351,21 +353,30 @@ def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataF
 def topic_history(
     spark: SparkSession, config: Config, run_date: dt.date
 ) -> dict[str, TopicHistory]:
+    """topic_metadata's partition counts."""
+    return topic_metadata(spark, config, run_date)[0]
+
+
+def topic_metadata(
+    spark: SparkSession, config: Config, run_date: dt.date
+) -> tuple[dict[str, TopicHistory], dict[str, dict[str, str]]]:
     """Partition counts per topics capture, per cluster, shipped to every replay task:
-    only what the replayed captures look up. A capture takes the counts of the latest
-    topics capture at or before it (replay/group.py), so a cluster needs the topics
-    captures of the replayed days and the latest one at or before its first replayed
-    capture. That one is usually of the replayed days too; otherwise earlier dates are
-    read, newest first and more at a time, until each cluster that needs one has it."""
+    only what the replayed captures look up; and each cluster's topic ids by name from
+    the same captures (the latest one's where a topic was recreated). A capture takes
+    the counts of the latest topics capture at or before it (replay/group.py), so a
+    cluster needs the topics captures of the replayed days and the latest one at or
+    before its first replayed capture. That one is usually of the replayed days too;
+    otherwise earlier dates are read, newest first and more at a time, until each
+    cluster that needs one has it."""
     warehouse = Warehouse(spark, config.warehouse)
     if not warehouse.exists("topic_partitions"):
-        return {}
+        return {}, {}
     days = _replayed_days(run_date)
     first = first_captures(spark, config, days)
     if not first:
-        return {}
+        return {}, {}
     topics = warehouse.read("topic_partitions", where={"capture_date": days})
-    history = _topic_counts(topics.where(F.col("cluster").isin(sorted(first))))
+    history, ids = _topic_counts(topics.where(F.col("cluster").isin(sorted(first))))
     need = {
         cluster: at
         for cluster, at in first.items()
@@ -382,9 +393,13 @@ def topic_history(
             ],
         )
         older = warehouse.read("topic_partitions", where={"capture_date": dates}).where(wanted)
-        for cluster, by_time in _topic_counts(older).items():
+        older_counts, older_ids = _topic_counts(older)
+        for cluster, by_time in older_counts.items():
             history.setdefault(cluster, {}).update(by_time)
-    return {cluster: sorted(by_time.items()) for cluster, by_time in history.items()}
+        for cluster, by_name in older_ids.items():  # the replayed days' ids are newer
+            ids[cluster] = {**by_name, **ids.get(cluster, {})}
+    counts = {cluster: sorted(by_time.items()) for cluster, by_time in history.items()}
+    return counts, ids
 
 
 def first_captures(
@@ -431,19 +446,27 @@ def latest_topics_before(
     return found
 
 
-def _topic_counts(topics: DataFrame) -> dict[str, dict[dt.datetime, dict[str, int]]]:
-    """Partition counts per cluster, topics capture and topic."""
+def _topic_counts(
+    topics: DataFrame,
+) -> tuple[dict[str, dict[dt.datetime, dict[str, int]]], dict[str, dict[str, str]]]:
+    """Partition counts per cluster, topics capture and topic; topic ids per cluster
+    and topic, the latest capture's."""
     counts = (
         topics.groupBy("cluster", "captured_at", "topic")
-        .agg((F.max("partition") + 1).alias("count"))
+        .agg(
+            (F.max("partition") + 1).alias("count"),
+            F.max("topic_id").alias("topic_id"),  # one per topic in a capture
+        )
         .collect()
     )
     history: dict[str, dict[dt.datetime, dict[str, int]]] = {}
-    for row in counts:
-        history.setdefault(row["cluster"], {}).setdefault(row["captured_at"], {})[row["topic"]] = (
-            row["count"]
-        )
-    return history
+    ids: dict[str, dict[str, str]] = {}
+    for row in sorted(counts, key=lambda r: r["captured_at"] or dt.datetime.min):
+        cluster, topic = row["cluster"], row["topic"]
+        history.setdefault(cluster, {}).setdefault(row["captured_at"], {})[topic] = row["count"]
+        if row["topic_id"] is not None:
+            ids.setdefault(cluster, {})[topic] = row["topic_id"]
+    return history, ids
 
 
 def _table(spark: SparkSession, config: Config, name: str, days: list[dt.date]) -> DataFrame:

@@ -50,7 +50,11 @@ def replay_events(
     events: Iterable[RebalanceEvent],
     assignors: list[str],
     racks: Mapping[TopicPartition, list[str]] | None = None,
+    topic_ids: Mapping[str, str] | None = None,
 ) -> Iterator[ReplayRow]:
+    """`topic_ids`: the cluster's topic ids by name, for the assignors that take them
+    (the uniform assignor breaks ties by topic id, as Kafka's does)."""
+    inputs = _Inputs(racks, topic_ids or None)
     states = {name: _State() for name in assignors}
     loaded = {name: get_assignor(name) for name in assignors if name != OBSERVED}
     # `observed` last: its conformance needs the declared assignor's answer first.
@@ -61,7 +65,7 @@ def replay_events(
     first = True
     for event in events:
         if first and event.previous is not None:
-            yield from _seed(event, states, loaded, racks)
+            yield from _seed(event, states, loaded, inputs)
             baseline = event.previous.members
             if all(m.assignment is not None for m in baseline):
                 shadow.assignment = {m.key: list(m.assignment or ()) for m in baseline}
@@ -86,7 +90,7 @@ def replay_events(
         if not event.assigned:  # no assignment computed: everyone kept what they had
             expected = {k: list(shadow.assignment.get(k, ())) for k in members}
         elif not reuse:
-            expected = _expected(event, shadow, members, counts, racks)
+            expected = _expected(event, shadow, members, counts, inputs)
         else:
             expected = None
         for name in ordered:
@@ -102,7 +106,7 @@ def replay_events(
                 else:
                     assignor = loaded[name]
                     protocol = assignor.protocol
-                    result = _assign(assignor, members, counts, state, racks)
+                    result = _assign(assignor, members, counts, state, inputs)
             except Exception as exc:
                 state.failed = True
                 yield ReplayRow(
@@ -158,19 +162,19 @@ def replay_events(
         shadow.generation += 1
 
 
-def _expected(event: RebalanceEvent, shadow: _State, members, counts, racks):
+def _expected(event: RebalanceEvent, shadow: _State, members, counts, inputs: _Inputs):
     """The declared strategy's assignment at this event from the shadow state; None
     when the group declares none we replay, or an assignor failed on it."""
     strategy = event.snapshot.strategy
     if strategy not in available_assignors():
         return None
     try:
-        return _assign(get_assignor(strategy), members, counts, shadow, racks)
+        return _assign(get_assignor(strategy), members, counts, shadow, inputs)
     except Exception:  # the replay of that assignor reports it in replay_errors
         return None
 
 
-def _seed(event: RebalanceEvent, states, loaded, racks) -> Iterator[ReplayRow]:
+def _seed(event: RebalanceEvent, states, loaded, inputs: _Inputs) -> Iterator[ReplayRow]:
     """State before a day that starts from the previous date's baseline capture: what
     was observed there, and what each assignor gives that group from scratch (the best
     estimate of its own state without the earlier history). No metrics rows."""
@@ -184,7 +188,7 @@ def _seed(event: RebalanceEvent, states, loaded, racks) -> Iterator[ReplayRow]:
                 if all(m.assignment is not None for m in members.values()):
                     state.assignment = observed
             else:
-                state.assignment = _assign(loaded[name], members, counts, state, racks)
+                state.assignment = _assign(loaded[name], members, counts, state, inputs)
         except Exception as exc:
             state.failed = True
             reason = f"{type(exc).__name__} on the baseline capture: {exc}"
@@ -195,7 +199,22 @@ def _seed(event: RebalanceEvent, states, loaded, racks) -> Iterator[ReplayRow]:
         state.generation += 1
 
 
-def _assign(assignor, members, counts, state: _State, racks) -> dict[str, list[TopicPartition]]:
+@dataclass(frozen=True)
+class _Inputs:
+    """What every assignment of the group takes besides its members and counts."""
+
+    racks: Mapping[TopicPartition, list[str]] | None
+    topic_ids: Mapping[str, str] | None
+
+    def assign(self, assignor, counts, subscriptions):
+        if self.topic_ids and getattr(assignor, "takes_topic_ids", False):
+            return assignor.assign(counts, subscriptions, self.racks, topic_ids=self.topic_ids)
+        return assignor.assign(counts, subscriptions, self.racks)
+
+
+def _assign(
+    assignor, members, counts, state: _State, inputs: _Inputs
+) -> dict[str, list[TopicPartition]]:
     by_id = {m.member_id: key for key, m in members.items()}
 
     def subscriptions(owned: Mapping[str, list[TopicPartition]], generation: int):
@@ -204,10 +223,10 @@ def _assign(assignor, members, counts, state: _State, racks) -> dict[str, list[T
             for key, m in members.items()
         }
 
-    result = assignor.assign(counts, subscriptions(state.assignment, state.generation), racks)
+    result = inputs.assign(assignor, counts, subscriptions(state.assignment, state.generation))
     if assignor.protocol == "cooperative" and assignor.name != "uniform":
         first = {by_id[m]: tps for m, tps in result.items()}
-        result = assignor.assign(counts, subscriptions(first, state.generation + 1), racks)
+        result = inputs.assign(assignor, counts, subscriptions(first, state.generation + 1))
     return {by_id[m]: list(tps) for m, tps in result.items()}
 
 

@@ -68,10 +68,12 @@ def replay_rows(
     topic_history: Mapping[str, TopicHistory],
     coverage: Mapping[str, Coverage] | None = None,
     settings: Settings | None = None,
+    topic_ids: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Every silver row of one (cluster, group_id), each a dict naming its `_table`;
     a failure anywhere is one replay_errors row instead. `coverage`: each cluster's
-    logged hours (history.Coverage); a cluster without one has its captures only."""
+    logged hours (history.Coverage); a cluster without one has its captures only.
+    `topic_ids`: each cluster's topic ids by name (the uniform assignor's ties)."""
     cluster, group = key
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
@@ -89,7 +91,8 @@ def replay_rows(
         labels: dict[int, dict[str, Any]] = {}
         history = group_history(snapshots, logs, known, run_date, settings or Settings())
         events = _recorded(history, rows, common, labels, index)
-        for row in replay_events(events, assignors):
+        ids = (topic_ids or {}).get(cluster)
+        for row in replay_events(events, assignors, topic_ids=ids):
             values = dict(row.values)
             if row.table == "replay_metrics":
                 values.update(labels[values["event_seq"]])
