@@ -4,7 +4,11 @@ job's wall time against the same replay calls in one plain Python process.
 Generates a fleet (`--groups` per cluster, 3 clusters, a day of `--interval-minutes`
 captures), ingests it, then times on local[1]: the replay job (snapshots, one cogrouped
 Arrow UDF call per group, silver writes) and, in-process, replay_group on the same snapshot rows
-(collected once beforehand). Prints medians of `--repeat` runs. Target ratio <= 1.3x.
+(collected once beforehand), with what the job gives every group (topic counts and
+ids, the clusters' logged hours: every logged generation is replayed). Prints medians
+of `--repeat` runs. Target ratio <= 1.3x. `--profile N` also profiles the plain
+Python replay and prints its N most expensive functions (cumulative) and the time per
+module of the package: where the replay's time goes.
 It also times the job's floor: the same reads, shuffle and cogrouped Arrow hand-off
 with a function that replays nothing, i.e. what any grouped Python UDF job pays before
 the first replay call.
@@ -15,7 +19,9 @@ the first replay call.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime as dt
+import pstats
 import shutil
 import statistics
 import tempfile
@@ -41,11 +47,32 @@ def floor(spark, config: Config) -> None:
     plan.write.format("noop").mode("overwrite").save()
 
 
+def profile(groups, columns, shared, top: int) -> None:
+    """The plain Python replay under cProfile: top functions, then seconds per module."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for group, frame, group_lags in groups:
+        replay_group(group, frame, group_lags, columns=columns, **shared)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("cumulative").print_stats(top)
+    per_module: dict[str, float] = {}
+    for (path, _, _), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        inside = "fleet_rebalance" in path
+        name = path.split("/src/")[-1] if inside else "(other: pandas, numpy, builtins)"
+        per_module[name] = per_module.get(name, 0.0) + own
+    total = sum(per_module.values())
+    print("own time per module:")
+    for name, seconds in sorted(per_module.items(), key=lambda kv: -kv[1])[:20]:
+        print(f"  {seconds:7.2f} s {seconds / total:6.1%}  {name}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=int, default=30, help="groups per cluster")
     parser.add_argument("--interval-minutes", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="fleet-replay-bench-"))
     try:
@@ -67,12 +94,15 @@ def main() -> int:
         spark.sparkContext.setLogLevel("ERROR")
         ingest.run(spark, config, None)
         keys = replay.capture_keys(spark, config, DAY)
-        captures = replay.capture_rows(spark, config, DAY, keys)
+        captures = replay.capture_rows(spark, config, DAY, keys).unionByName(
+            replay.log_rows(spark, config, DAY, keys), allowMissingColumns=True
+        )
         lags = replay.lag_rows(spark, config, DAY, keys).toPandas()
         captures = captures.toPandas()
-        history = replay.topic_history(spark, config, DAY)
         columns = silver.union_schema().fieldNames()
         assignors = default_assignors()
+        shared = dict(replay.group_function(spark, config, DAY, assignors).keywords)
+        del shared["schema"]
         key = ["cluster", "group_id"]
         lag_groups = dict(list(lags.groupby(key)))
         groups = [(k, f, lag_groups.get(k, lags.iloc[:0])) for k, f in captures.groupby(key)]
@@ -85,15 +115,7 @@ def main() -> int:
             events = counts.get("rebalance_events", 0)
             t0 = time.perf_counter()
             for group, frame, group_lags in groups:
-                replay_group(
-                    group,
-                    frame,
-                    group_lags,
-                    run_date=DAY,
-                    assignors=assignors,
-                    topic_history=history,
-                    columns=columns,
-                )
+                replay_group(group, frame, group_lags, columns=columns, **shared)
             local_times.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             floor(spark, config)
@@ -110,6 +132,8 @@ def main() -> int:
         print(f"floor (no-op UDF): median {floor_s:6.2f} s")
         print(f"ratio spark/python: {spark_s / local_s:.2f} (target <= 1.3)")
         print(f"ratio floor/python: {floor_s / local_s:.2f}")
+        if args.profile:
+            profile(groups, columns, shared, args.profile)
         spark.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -68,10 +68,11 @@ def _int_set_order(partitions: list[int]) -> list[int]:
             or ordered[-1] - ordered[0] <= mask  # one key per bin
             or max(Counter(buckets).values()) <= TREEIFY_THRESHOLD
         ):  # no bin grew past eight, so no resize: a stable sort by bucket
-            return [p for _, p in sorted(zip(buckets, ordered))]
+            return [p for _, p in sorted(zip(buckets, ordered, strict=True))]
     return hashmap_order(ordered, _identity, capacity)
 
 
+@lru_cache(maxsize=1 << 16)
 def uuid_bits(topic_id: str) -> tuple[int, int] | None:
     """Kafka's Uuid (most, least significant bits, signed) from its toString(): URL-safe
     base64 of 16 bytes without padding. None if `topic_id` is not one."""
@@ -88,21 +89,22 @@ def uuid_bits(topic_id: str) -> tuple[int, int] | None:
 
 
 class _TopicKeys:
-    """Each topic's hashCode and sort key as Kafka's assignor sees its topic id."""
+    """Each topic's hashCode and sort key as Kafka's assignor sees its topic id; only
+    the topics an assignment touches are looked up (the map holds the whole cluster)."""
 
     def __init__(self, topic_ids: Mapping[str, str] | None) -> None:
-        self.bits: dict[str, tuple[int, int]] = {}
-        for name, topic_id in (topic_ids or {}).items():
-            bits = uuid_bits(topic_id) if isinstance(topic_id, str) else None
-            if bits is not None:
-                self.bits[name] = bits
+        self.ids = topic_ids or {}
         self._hashes: dict[str, int] = {}
+
+    def bits(self, topic: str) -> tuple[int, int] | None:
+        topic_id = self.ids.get(topic)
+        return uuid_bits(topic_id) if isinstance(topic_id, str) else None
 
     def hash(self, topic: str) -> int:
         """Uuid.hashCode: (int) (h >> 32) ^ (int) h with h = msb ^ lsb."""
         value = self._hashes.get(topic)
         if value is None:
-            bits = self.bits.get(topic)
+            bits = self.bits(topic)
             if bits is None:
                 value = string_hash(topic)
             else:
@@ -113,12 +115,12 @@ class _TopicKeys:
 
     def key(self, topic: str) -> tuple:
         """Uuid.compareTo (signed msb, then lsb); names after ids, by String.compareTo."""
-        bits = self.bits.get(topic)
+        bits = self.bits(topic)
         return (0, *bits, b"") if bits is not None else (1, 0, 0, string_key(topic))
 
     def order(self, topics: list[str], capacity: int | None = None) -> list[str]:
         """Iteration order of a HashMap<Uuid, ...> filled with `topics` in order."""
-        if not self.bits:
+        if not self.ids or not any(self.bits(t) for t in topics):
             return _name_order(tuple(topics), capacity)
         if capacity is None:
             return hashmap_order(topics, self.hash)

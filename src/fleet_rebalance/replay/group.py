@@ -209,7 +209,7 @@ def snapshots_from(
     columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
     # Captures whose members view the tool warned was taken mid-rebalance.
     warned = (
-        set(codes[ordered["rebalancing"].fillna(False).astype(bool).to_numpy()].tolist())
+        set(codes[ordered["rebalancing"].eq(True).to_numpy()].tolist())  # null: no warning
         if "rebalancing" in ordered
         else set()
     )
