@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         root = base / f"lab-{line}"
         shutil.rmtree(root, ignore_errors=True)
         started = time.monotonic()
-        with running_lab(line, root) as lab:
+        with running_lab(line, root, agent=True) as lab:
             run_scenario(lab)
         lab_s = time.monotonic() - started
         warehouse = root / "warehouse"

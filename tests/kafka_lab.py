@@ -476,9 +476,12 @@ logger.request.appenderRef.other.ref = OtherAppender
 
 
 def record_fixture(root: Path, fixture: Path) -> str:
-    """Replace `fixture` with the run at `root`: its captures, the brokers' server.log
-    files (the other loggers' files are not input) and truth.jsonl."""
+    """Replace `fixture` with the run at `root`: its captures (Kafka's tools' and
+    fleet-capture's), the brokers' server.log files (the other loggers' files are not
+    input) and truth.jsonl."""
     shutil.rmtree(fixture, ignore_errors=True)
+    for cluster in sorted((root / "raw-agent").glob("*/captures")):
+        shutil.copytree(cluster, fixture / "raw-agent" / cluster.parent.name / "captures")
     for cluster in sorted((root / "raw").iterdir()):
         target = fixture / "raw" / cluster.name
         shutil.copytree(cluster / "captures", target / "captures")
@@ -491,13 +494,48 @@ def record_fixture(root: Path, fixture: Path) -> str:
 
 
 @contextlib.contextmanager
-def running_lab(line: str, root: Path) -> Iterator[Lab]:
+def running_lab(line: str, root: Path, agent: bool = False) -> Iterator[Lab]:
+    """A started lab, stopped on exit; with `agent`, fleet-capture also snapshots it
+    every CAPTURE_INTERVAL_S into <root>/raw-agent (raw_root's layout, captures only)."""
     lab = Lab(line, root)
     try:
         lab.start()
-        yield lab
+        with agent_capturing(lab, root / "raw-agent") if agent else contextlib.nullcontext():
+            yield lab
     finally:
         lab.stop()
+
+
+@contextlib.contextmanager
+def agent_capturing(lab: Lab, raw: Path) -> Iterator[None]:
+    """fleet-capture's cycle on the lab beside LabCapture, at the same interval."""
+    from fleet_rebalance.agent.admin import confluent_admin
+    from fleet_rebalance.agent.config import AgentConfig, ClusterConfig, Timeouts
+    from fleet_rebalance.agent.runner import run_once
+
+    config = AgentConfig(
+        raw_root=raw,
+        clusters=(ClusterConfig(lab.cluster, lab.bootstrap),),
+        timeouts=Timeouts(request_s=15, cycle_s=CAPTURE_INTERVAL_S * 3),
+    )
+    admin = confluent_admin(config.clusters[0])
+    status = open(lab.root / "agent.txt", "a", encoding="utf-8")  # noqa: SIM115
+    stop = threading.Event()
+
+    def cycles() -> None:
+        while not stop.is_set():
+            started = time.monotonic()
+            run_once(config, {lab.cluster: admin}, lambda line: print(line, file=status))
+            stop.wait(max(0.0, CAPTURE_INTERVAL_S - (time.monotonic() - started)))
+
+    thread = threading.Thread(target=cycles, name="fleet-capture", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=CAPTURE_INTERVAL_S * 4)
+        status.close()
 
 
 # The scenario's groups: the classic assignors' groups read orders and audit (so adding

@@ -9,6 +9,7 @@ the cluster, clients and scenario, about 2-3 minutes a line)."""
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,10 @@ class LabRun:
     warehouse: Path
     truth: Truth
     live: bool = False
+    agent_warehouse: Path | None = None  # the nightly on fleet-capture's captures + the logs
 
-    def table(self, name: str) -> pd.DataFrame:
-        return DeltaTable(str(self.warehouse / name)).to_pandas()
+    def table(self, name: str, warehouse: Path | None = None) -> pd.DataFrame:
+        return DeltaTable(str((warehouse or self.warehouse) / name)).to_pandas()
 
     def logs(self) -> list[Path]:
         return sorted((self.root / "raw").glob("*/logs/broker-*/server.log*"))
@@ -60,13 +62,28 @@ def lab(request, spark, tmp_path_factory) -> LabRun:
         root = FIXTURES / f"lab-{line}"
     else:
         root = tmp_path_factory.mktemp(f"kafka-lab-{line}")
-        with running_lab(line, root) as running:
+        with running_lab(line, root, agent=True) as running:
             run_scenario(running)
-    warehouse = tmp_path_factory.mktemp(f"lab-warehouse-{line}")
-    config = Config(raw_root=str(root / "raw"), warehouse=str(warehouse))
-    for date in capture_dates(config):
-        run_steps(spark, config, date)
-    return LabRun(line, root, warehouse, read_truth(root / "truth.jsonl"), source == "live")
+    warehouses = []
+    for raw in (root / "raw", agent_raw_root(root, tmp_path_factory.mktemp(f"agent-{line}"))):
+        warehouses.append(tmp_path_factory.mktemp(f"lab-warehouse-{line}"))
+        config = Config(raw_root=str(raw), warehouse=str(warehouses[-1]))
+        for date in capture_dates(config):
+            run_steps(spark, config, date)
+    truth = read_truth(root / "truth.jsonl")
+    return LabRun(line, root, warehouses[0], truth, source == "live", warehouses[1])
+
+
+def agent_raw_root(root: Path, target: Path) -> Path:
+    """A raw_root with fleet-capture's captures of the run and the brokers' logs."""
+    for captures in sorted((root / "raw-agent").glob("*/captures")):
+        shutil.copytree(captures, target / captures.parent.name / "captures")
+    for log in sorted((root / "raw").glob("*/logs/broker-*/server.log*")):
+        copy = target / log.relative_to(root / "raw")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(log, copy)
+    assert any(target.glob("*/captures/*/groups.jsonl")), f"no fleet-capture snapshot in {root}"
+    return target
 
 
 def test_every_capture_line_parses(lab):
@@ -168,3 +185,22 @@ def test_the_coordinator_is_the_broker_and_partition_that_logged_the_group(lab):
             assert partitions == set(), group
         else:
             assert len(partitions) == 1 and computed == partitions, group
+
+
+def test_the_nightly_on_fleet_captures_snapshots_finds_the_same_rebalances(lab):
+    # fleet-capture snapshotted the run beside Kafka's tools, at the same interval: with
+    # the same broker logs, the nightly finds the same rebalances with the same causes
+    # and durations, and every group's snapshot parses.
+    def rebalances(warehouse: Path) -> list[tuple]:
+        events = lab.table("rebalance_events", warehouse)
+        events = events[events["trigger"] != "initial"]
+        columns = ["group_id", "generation", "cause", "duration_ms"]
+        return sorted(map(tuple, events[columns].astype(object).values.tolist()))
+
+    files = lab.table("ingested_files", lab.agent_warehouse)
+    assert set(files["kind"]) >= {"jsonl", "topics", "coordinator_log"}
+    assert files.loc[files["status"] != "ok", ["path", "status", "reason"]].values.tolist() == []
+    assert lab.table("quarantine", lab.agent_warehouse).values.tolist() == []
+    ours, tools = rebalances(lab.agent_warehouse), rebalances(lab.warehouse)
+    assert len(tools) >= 40
+    assert ours == tools

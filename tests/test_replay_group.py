@@ -111,18 +111,22 @@ def test_a_capture_that_repeats_the_previous_one_is_not_a_new_snapshot():
     from fleet_rebalance.replay.group import LagIndex, snapshots_from
 
     first, repeat, grown, moved = at(20, 0), at(20, 10), at(20, 20), at(20, 30)
+    again, last = at(20, 40), at(20, 50)
     captures = [
         member_row(first, "c1", [0, 1]),
         member_row(repeat, "c1", [0, 1]),
         member_row(grown, "c1", [0, 1]),  # same rows, but the topic has grown
         member_row(moved, "c1", [0, 1, 2]),
+        member_row(again, "c1", [0, 1, 2]),
+        member_row(last, "c1", [0, 1, 2]),  # a repeat, but the last: it closes the day
     ]
     lags = lag_rows(first, [0, 0]) + lag_rows(repeat, [3, 4]) + lag_rows(grown, [0, 0, 0])
-    lags += lag_rows(moved, [0, 0, 0])
+    lags += lag_rows(moved, [0, 0, 0]) + lag_rows(again, [0, 0, 0]) + lag_rows(last, [0, 0, 0])
     frame = pd.DataFrame(lags, columns=["captured_at", "topic", "partition", "lag"])
     snapshots = list(snapshots_from(pd.DataFrame(captures), LagIndex(frame), []))
-    assert [s.captured_at for s in snapshots] == [first, grown, moved]
-    assert [s.partition_counts for s in snapshots] == [{"orders": 2}, {"orders": 3}, {"orders": 3}]
+    assert [s.captured_at for s in snapshots] == [first, grown, moved, last]
+    assert [s.follows for s in snapshots[1:]] == [repeat, grown, again]
+    assert [s.partition_counts for s in snapshots] == [{"orders": 2}] + [{"orders": 3}] * 3
     # Lags differ between repeats, but an event's lags are looked up at its own capture.
     out = run(captures, lags)
     events = out[out["_table"] == "rebalance_events"]

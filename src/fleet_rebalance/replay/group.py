@@ -198,7 +198,10 @@ def snapshots_from(
     """Snapshots in capture order, one at a time. A capture that repeats the previous
     one exactly (state, strategy, partition counts, every member row) is not yielded:
     it would be the same snapshot at a later time, in which derive_events finds no
-    change, and most of a day's captures are such repeats."""
+    change, and most of a day's captures are such repeats. The last capture is yielded
+    even so: it closes the period of the generations logged after the last change the
+    captures show (a rebalance that changed nothing they show, or whose change an
+    earlier capture caught as its views were taken, would fall in no period)."""
     times = [t for t, _ in history]
     # Members in the capture's order: the coordinator's member map order, which the
     # leader's JoinGroup response had too (java.py: it decides HashMap bucket ties).
@@ -218,6 +221,7 @@ def snapshots_from(
     known: dict[int, dict[str, int]] = {}
     previous: tuple | None = None
     last: dt.datetime | None = None
+    repeat: tuple | None = None  # the last capture, when it repeats the one before
     for code, group in itertools.groupby(zip(*columns, strict=True), key=lambda r: r[0]):
         members = list(group)
         at, before = pd.Timestamp(stamps[code]).to_pydatetime(), last
@@ -241,17 +245,27 @@ def snapshots_from(
             [(*r[3:7], *map(_frozen, r[7:])) for r in members],
         )
         if signature == previous:
+            repeat = (at, members, counts, before, code in warned)
             continue
-        previous = signature
-        yield Snapshot(
-            at,
-            tuple(_member(*r[3:]) for r in members if _text(r[3])),
-            _text(state),
-            _text(strategy),
-            counts,
-            follows=before,
-            warned=code in warned,
-        )
+        previous, repeat = signature, None
+        yield _snapshot(at, members, counts, before, code in warned)
+    if repeat is not None:
+        yield _snapshot(*repeat)
+
+
+def _snapshot(
+    at: dt.datetime, members: list[tuple], counts: dict[str, int], follows, warned: bool
+) -> Snapshot:
+    _, state, strategy = members[0][:3]
+    return Snapshot(
+        at,
+        tuple(_member(*r[3:]) for r in members if _text(r[3])),
+        _text(state),
+        _text(strategy),
+        counts,
+        follows=follows,
+        warned=warned,
+    )
 
 
 def _frozen(value: Any) -> Any:

@@ -375,7 +375,7 @@ def _logged(
             snapshot = replace(current, captured_at=gen.at)
             source = BOTH
         else:
-            snapshot = _reconstructed(gen.at, state, topics, current)
+            snapshot = _reconstructed(gen.at, state, topics, _strategy(gen, previous, current))
             source = LOGS
         trigger = classify(before, snapshot) or NO_CHANGE
         added = {m.member_id for k, m in state.items() if k not in old}
@@ -471,8 +471,19 @@ def _starts_topic_change(gen: Generation) -> bool:
     return cause == "unknown" and not gen.members and not gen.reading.members
 
 
+def _strategy(gen: Generation, previous: Snapshot, current: Snapshot) -> str | None:
+    """The assignor of a generation no capture shows. A classic generation between two
+    captures that name different ones keeps the earlier: the switch is made by a later
+    generation, at the latest the one the closing capture shows (a classic group
+    converted to a consumer group on its first KIP-848 member: its last classic
+    generations were still the members' classic assignor's)."""
+    if gen.protocol == "classic" and previous.strategy and previous.strategy != current.strategy:
+        return previous.strategy
+    return current.strategy
+
+
 def _reconstructed(
-    at: dt.datetime, state: Mapping[str, MemberSnapshot], topics: Snapshot, current: Snapshot
+    at: dt.datetime, state: Mapping[str, MemberSnapshot], topics: Snapshot, strategy: str | None
 ) -> Snapshot:
     """A generation no capture shows: the log's members with the topics of `topics`;
     no assignment (only captures show one)."""
@@ -486,7 +497,7 @@ def _reconstructed(
         at,
         tuple(members),
         "Stable",
-        current.strategy,
+        strategy,
         dict(topics.partition_counts),
     )
 
