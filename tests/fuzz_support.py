@@ -6,8 +6,8 @@ task runs, `bronze_batches.capture_batches`, on in-memory bytes; `check_file` as
 the three bars of DESIGN.md's "Quality bars" for one file:
 
 - crash: capture_batches never raises;
-- lines: every physical line (the decoded text split on "\\n" only, "\\r\\n" one line
-  ending, a final newline starting no line) is parsed, quarantined or structural,
+- lines: every physical line (the decoded text split at "\\r\\n", "\\n" or a lone
+  "\\r", a final line ending starting no line) is parsed, quarantined or structural,
   counted once; a whole-file rejection accounts for the whole file;
 - value: every stored value taken from a line reproduces that line's text (a whole
   ASCII number token, a substring, or for jsonl the parsed JSON, with its type), and
@@ -33,6 +33,12 @@ from typing import Any, Protocol, TypeVar
 from hypothesis import strategies as st
 
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches
+from fleet_rebalance.capture.coordinator_log import (
+    COORDINATOR_LOGGERS,
+    NO_FACT,
+    UNKNOWN_LINE,
+    UNMATCHED_GROUP_LINE,
+)
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.paths import CapturePath, parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, REJECTED
@@ -620,6 +626,63 @@ def json_drop_key(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
     return _edit_line(data, i, lambda _: text), f"json_drop_key(line {i + 1} {list(path)})"
 
 
+# After a line's last character (issue 36: a log line ending in a space was dropped, one
+# with text after its logger or cut off was neither parsed nor quarantined).
+TRAILING = [b" ", b"\t", b"   ", b" xyz", b"xyz", b")", b" (x)", b"\x00"]
+
+
+def trailing_bytes(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
+    """Blanks or garbage appended to one line."""
+    i = _line_index(data, chooser)
+    tail = _pick(chooser, TRAILING)
+    return _edit_line(data, i, lambda line: line + tail), f"trailing_bytes({i + 1} +{tail!r})"
+
+
+def cr_only(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
+    """Every line ending, or one, a lone CR (classic Mac OS, terminal recorders)."""
+    if chooser.below(2):
+        return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r"), "cr_only(all lines)"
+    lines = _lines(data)
+    if len(lines) < 2:
+        return data, "cr_only(one line)"
+    i = chooser.below(len(lines) - 1)
+    joined = b"\n".join(lines[: i + 1]) + b"\r" + b"\n".join(lines[i + 1 :])
+    return joined, f"cr_only(after line {i + 1})"
+
+
+# Characters a client.id (so a member id) may hold that a parser could take for a
+# separator: the KIP-800 reason's `;`, the ASSIGNMENT text's `,` and `:`.
+ID_SEPARATORS = [b";", b",", b":"]
+ID_LIKE = re.compile(rb"[A-Za-z][\w.]*-[\w.-]*\w")
+
+
+def id_separator(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
+    """`;`, `,` or `:` inserted inside an id-like word (`consumer-g1-1`)."""
+    ids = list(ID_LIKE.finditer(data))
+    if not ids:
+        return data, "id_separator(none)"
+    match = _pick(chooser, ids)
+    at = match.start() + 1 + chooser.below(len(match.group()) - 1)
+    separator = _pick(chooser, ID_SEPARATORS)
+    return (
+        data[:at] + separator + data[at:],
+        f"id_separator(@{at} {separator!r} in {match.group().decode(errors='replace')!r})",
+    )
+
+
+WORD = re.compile(rb"\S{2,}")
+
+
+def nul_in_value(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
+    """A NUL inside a word (a client id, a group, a log message's word)."""
+    words = list(WORD.finditer(data))
+    if not words:
+        return data, "nul_in_value(none)"
+    match = _pick(chooser, words)
+    at = match.start() + 1 + chooser.below(len(match.group()) - 1)
+    return data[:at] + b"\x00" + data[at:], f"nul_in_value(@{at})"
+
+
 Mutation = Callable[[bytes, Chooser], tuple[bytes, str]]
 TEXT_MUTATIONS: list[Mutation] = [
     replace_number,
@@ -632,6 +695,10 @@ TEXT_MUTATIONS: list[Mutation] = [
     flip_byte,
     insert_binary,
     reencode,
+    trailing_bytes,
+    cr_only,
+    id_separator,
+    nul_in_value,
 ]
 JSON_MUTATIONS: list[Mutation] = [json_confuse, json_drop_key]
 MOST_MUTATIONS = 4
@@ -786,6 +853,9 @@ BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 UNDECODABLE = re.compile("[\udc00-\udcff]")
+# What no Kafka tool or log4j line prints inside a value (capture/text.py UNPRINTED): a
+# stored value holding one was stored other than Kafka wrote it (issue 36: NUL).
+UNPRINTED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _lone_surrogates(error: UnicodeError) -> tuple[str, int]:
@@ -801,18 +871,20 @@ codecs.register_error("fuzz-lone-surrogates", _lone_surrogates)
 
 
 def physical_lines(data: bytes) -> list[str]:
-    """DESIGN.md: lines are split on "\\n" only, "\\r\\n" tolerated; a final newline
-    starts no line. The text is UTF-8, or what a byte-order mark names; bytes that do
-    not decode stay lone surrogates, which no honest stored value contains."""
+    """DESIGN.md: lines end at "\\r\\n", "\\n" or a lone "\\r" (issue 36: CR-only
+    files); a final line ending starts no line. The text is UTF-8, or what a byte-order
+    mark names; bytes that do not decode stay lone surrogates, which no honest stored
+    value contains."""
     encoding, start = "utf-8", 0
     for bom, name in BOMS:
         if data.startswith(bom):
             encoding, start = name, len(bom)
             break
-    parts = data[start:].decode(encoding, errors="fuzz-lone-surrogates").split("\n")
-    if parts[-1] == "":
+    text = data[start:].decode(encoding, errors="fuzz-lone-surrogates")
+    parts = re.split(r"\r\n|\r|\n", text) if text else []
+    if parts and parts[-1] == "":
         parts.pop()
-    return [p[:-1] if p.endswith("\r") else p for p in parts]
+    return parts
 
 
 def quarantine_forms(line: str, number: int) -> set[str]:
@@ -899,6 +971,9 @@ def check_file(data: bytes, outputs: FileOutputs) -> list[Problem]:
     if summary["lines"] != len(lines):
         return problems  # line numbers are shifted: per-line checks would only echo it
     problems += _check_line_texts(lines, outputs)
+    problems += _check_control(outputs)
+    if summary["kind"] == "coordinator_log":
+        problems += _check_coordinator_lines(lines, summary, outputs)
     if summary["kind"] == "jsonl":
         problems += _check_jsonl(lines, outputs)
     else:
@@ -988,6 +1063,59 @@ def _check_line_texts(lines: list[str], outputs: FileOutputs) -> list[Problem]:
                         f"{table}.line is not the physical line",
                         f"stored {_short(row['line'])}, line is {_short(lines[number - 1])}",
                         number,
+                    )
+                )
+    return problems
+
+
+# A line naming a coordinator logger the way log4j ends its lines, `(logger)`.
+NAMES_COORDINATOR = re.compile(
+    r"\((?:" + "|".join(re.escape(name) for name in COORDINATOR_LOGGERS) + r")\)"
+)
+# ... or a row left for its own date's run (bronze_batches: "rows of other dates").
+COORDINATOR_NOTES = (NO_FACT, UNMATCHED_GROUP_LINE, UNKNOWN_LINE, "rows of other dates")
+
+
+def _check_coordinator_lines(
+    lines: list[str], summary: dict[str, Any], outputs: FileOutputs
+) -> list[Problem]:
+    """Issue 36: a line naming a coordinator logger is an event row, quarantined, or
+    counted under one of the coordinator notes; never structural without a word (a
+    trailing space or a cut-off line once made events vanish that way)."""
+    kept = {q["line_number"] for q in outputs.rows.get("quarantine", [])}
+    kept |= {r["line_number"] for _, r in _stored_rows(outputs)}
+    unkept = [
+        n
+        for n, line in enumerate(lines, start=1)
+        if n not in kept and NAMES_COORDINATOR.search(line)
+    ]
+    noted = sum(summary.get("notes", {}).get(note, 0) for note in COORDINATOR_NOTES)
+    if len(unkept) <= noted:
+        return []
+    return [
+        Problem(
+            LINES,
+            "coordinator lines structural without a note (silently dropped)",
+            f"{len(unkept)} such lines, {noted} noted; e.g. {_short(lines[unkept[0] - 1])}",
+            unkept[0],
+        )
+    ]
+
+
+def _check_control(outputs: FileOutputs) -> list[Problem]:
+    """No stored text (nor list of texts) holds a control character."""
+    problems = []
+    for table, row in _stored_rows(outputs):
+        for column, value in row.items():
+            texts = value if isinstance(value, list) else [value]
+            bad = next((t for t in texts if isinstance(t, str) and UNPRINTED.search(t)), None)
+            if bad is not None:
+                problems.append(
+                    Problem(
+                        VALUE,
+                        f"{table}.{column} holds a control character",
+                        f"stored {_short(bad)}",
+                        row.get("line_number"),
                     )
                 )
     return problems

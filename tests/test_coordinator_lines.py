@@ -274,10 +274,13 @@ def test_other_prefixes_are_not_read_past(prefix: str):
 
 def test_the_first_log_line_decides_the_prefix_of_every_line():
     """Given a plain log with one line behind a docker-compose column, Then that line is
-    structural: a file's lines are read past one prefix style only."""
+    not read: a file's lines are read past one prefix style only. It names a coordinator
+    logger, so it is quarantined with the reason (issue 36: never dropped silently)."""
     result = parse_log(STABILIZED + "\nkafka_1  | " + STABILIZED)
     assert [e[0] for e in events(result)] == [1]
-    assert result.structural == 1 and not result.notes
+    assert [q["line_number"] for q in result.quarantine] == [2]
+    assert result.quarantine[0]["reason"].startswith("coordinator line that is not a whole log4j")
+    assert result.structural == 0 and not result.notes
 
 
 def test_a_prefixed_line_keeps_strict_numbers():

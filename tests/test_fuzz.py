@@ -84,7 +84,8 @@ def test_seed_passes_every_check(seed: Seed):
 @given(data=st.data())
 def test_mutated_capture_keeps_the_quality_bars(kind: str, data: st.DataObject):
     """Given a seed of each capture kind with one to four mutations of its file (bytes,
-    numbers, lines, encodings, separators, long lines; JSON types for jsonl),
+    numbers, lines, encodings, separators, long lines, trailing bytes, CR-only line
+    endings, ids holding `;`/`,`/`:`, NUL inside a value; JSON types for jsonl),
     Then capture_batches runs on the capture. Expected: no problem the seed itself does
     not have."""
     variant: Variant = data.draw(variants(kind))
@@ -195,7 +196,6 @@ SEPARATORS = {
     "next line \\x85": "\x85",
     "line separator U+2028": "\u2028",
     "paragraph separator U+2029": "\u2029",
-    "lone carriage return": "\r",
     "tab": "\t",
 }
 
@@ -224,6 +224,37 @@ def test_crlf_line_endings_are_one_line_ending():
     """Given an offsets capture written with \\r\\n line endings,
     Then it is parsed. Expected: the same lines and rows as with \\n."""
     assert_clean({OFFSETS: OFFSETS_38.replace("\n", "\r\n").encode()})
+
+
+@pytest.mark.parametrize("path", [OFFSETS, TOPICS, STATE, LOG, JSON_PATH])
+def test_cr_only_line_endings_are_line_endings(path):
+    """Given a capture written with CR-only line endings (issue 36),
+    Then it is parsed. Expected: a lone \\r ends a line like \\n: every line accounted
+    for, values as spelled."""
+    assert_clean({path: ORIGINALS[path].replace("\n", "\r").encode()})
+
+
+@pytest.mark.parametrize(
+    ("tail", "char"),
+    [(" ", None), ("xyz", None), (" (x)", None), ("", "\x00")],
+    ids=["space", "garbage", "second logger", "NUL inside"],
+)
+def test_log_lines_with_trailing_bytes_or_a_nul_are_read_or_quarantined(tail, char):
+    """Given the mixed log with one event line ending in a space or garbage, or holding a
+    NUL (issue 36),
+    Then it is parsed. Expected: every line accounted for, no value holding a NUL."""
+    old = b"with 2 members (kafka.coordinator.group.GroupCoordinator)"
+    new = old + tail.encode() if char is None else old.replace(b"with", b"wi\x00th")
+    assert_clean({LOG: edited(LOG_MIXED, old, new)})
+
+
+@pytest.mark.parametrize("separator", [";", ",", ":"])
+def test_ids_holding_separators_are_stored_as_printed(separator):
+    """Given a member and client id holding `;`, `,` or `:` in the offsets view and the
+    log (a client.id may hold any of them),
+    Then they are parsed. Expected: the ids stored as printed, or the line quarantined."""
+    assert_clean(offsets_with(b"consumer-g1-1", f"consumer-g1{separator}1".encode()))
+    assert_clean({LOG: edited(LOG_MIXED, b"Member c-3 ", f"Member c{separator}3 ".encode())})
 
 
 ENCODED = {

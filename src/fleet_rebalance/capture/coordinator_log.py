@@ -20,6 +20,13 @@ Numbers (generation, epoch, broker id) are captured as whatever word stands in t
 place and then read strictly (capture/numbers.py): a coordinator line with `generation
 1_0` is quarantined, not read as generation 1 nor passed over as an unknown line.
 
+A coordinator line that cannot be read whole is quarantined with the reason, never
+passed over as structural (issue 36: its event would vanish without a word): one that
+does not end with its `(logger)` (cut off, as a log's last line being written is, or
+followed by other text), one holding a control character (NUL), one naming a
+coordinator logger that is no whole log4j line. Trailing blanks are no damage: the line
+is read without them.
+
 Timestamps are the broker's local time as log4j printed them; they are read as UTC
 unless the capture settings name another zone. Lines of other loggers and stack traces
 are structural.
@@ -39,6 +46,7 @@ from zoneinfo import ZoneInfo
 
 from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS, ParseResult
+from fleet_rebalance.capture.text import BLANKS, UNPRINTED
 
 LOG_BODY = (
     r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (?P<level>[A-Z]+) "
@@ -61,7 +69,9 @@ NEW_PREFIX = re.compile(
     r"^\[GroupCoordinator id=(?P<broker>[^\]\s]+)(?: topic=\S+ partition=\d+)?\] ", re.ASCII
 )
 G = r"(?P<group>\S+?)"
-GEN = r"(?P<generation>[^\s.]+)"
+# The whole word up to a blank or a sentence's final `.`: `generation 1.0.` is read as
+# `1.0` (then refused as no integer), never as generation 1.
+GEN = r"(?P<generation>\S+?)(?=\.?(?: |$))"
 STATE = r"(?:\S+ state|state \S+)"  # `in Stable state`; the 3.7+ classic join: `in state Stable`
 KIP848 = rf"\[GroupId {G}\]"
 ANY_GROUP = r"\[GroupId \S+?\]"
@@ -352,6 +362,16 @@ KNOWN_NO_FACT = re.compile(
     re.ASCII,
 )
 NAMES_GROUP = re.compile(r"\bgroup(?:Id)?\b", re.ASCII | re.IGNORECASE)
+# GroupMetadata's event lines carry no `[GroupCoordinator ...]` prefix.
+UNPREFIXED_EVENTS = re.compile(r"^(?:Group leader \[member|given member\.id )", re.ASCII)
+NOT_LOG4J = (
+    "coordinator line that is not a whole log4j line `[timestamp] LEVEL message (logger)`"
+    " (damaged timestamp or level, or another prefix): its event cannot be read"
+)
+CUT_OR_TRAILING = (
+    "coordinator line that does not end with its (logger): cut off, followed by other "
+    "text, or a log4j layout without %c; its event cannot be read whole"
+)
 NO_FACT = "coordinator lines without a rebalance fact"
 UNMATCHED_GROUP_LINE = "coordinator lines naming a group that match no pattern"
 UNKNOWN_LINE = "coordinator lines of an unknown form naming no group"
@@ -362,6 +382,11 @@ COORDINATOR_LOGGERS = (
     "org.apache.kafka.coordinator.group.GroupMetadataManager",
     "org.apache.kafka.coordinator.group.classic.ClassicGroup",
     "org.apache.kafka.coordinator.group.generic.GenericGroup",
+)
+# A coordinator logger named as log4j prints it, `(kafka.coordinator.group.X)`, anywhere in
+# a line: with text after it the line's real end is not its logger.
+NAMES_COORDINATOR = re.compile(
+    r"\((?:" + "|".join(re.escape(name) for name in COORDINATOR_LOGGERS) + r")\)", re.ASCII
 )
 BROKER_IN_PATH = re.compile(r"broker[-_]?(\d{1,10})(?!\d)", re.ASCII)
 SET_WRAPPER = re.compile(r"^(?:\w*Set\((?P<scala>.*)\)|\[(?P<java>.*)\])$", re.ASCII)
@@ -392,9 +417,14 @@ def parse_coordinator_log(
     style = line_prefix(text_lines)
     log_line = PREFIXED_LOG_LINES[style] if style else LOG_LINE
     for number, line in enumerate(text_lines, start=1):
-        match = log_line.match(line)
+        # Trailing blanks (a shipper's padding, an editor) are no part of the event.
+        match = log_line.match(line.rstrip(BLANKS))
         if match and style:
             result.notes[f"log lines read past a {style} prefix"] += 1
+        damage = _damage(match) if match else _not_log4j(line)
+        if damage is not None:
+            result.reject(number, line, damage)
+            continue
         if match is None or match.group("logger") not in COORDINATOR_LOGGERS:
             result.structural += 1
             continue
@@ -439,6 +469,37 @@ def parse_coordinator_log(
                 },
             )
         result.row_lines += 1
+
+
+def _damage(match: re.Match[str]) -> str | None:
+    """Why a log4j line that is (or looks like) a coordinator line cannot be read: a
+    control character in it, or an end that is not its `(logger)` (a line cut off, or
+    text after the logger). Such a line is quarantined, never counted as a line without
+    a fact: its event would be lost without a word."""
+    message, logger = match.group("msg"), match.group("logger")
+    coordinator = logger in COORDINATOR_LOGGERS or bool(NAMES_COORDINATOR.search(message))
+    if logger is None:
+        coordinator = coordinator or bool(
+            OLD_PREFIX.match(message)
+            or NEW_PREFIX.match(message)
+            or UNPREFIXED_EVENTS.match(message)
+        )
+    if not coordinator:
+        return None
+    control = UNPRINTED.search(match.string)
+    if control is not None:
+        return f"control character {control.group()!r} in a coordinator log line"
+    if logger not in COORDINATOR_LOGGERS:
+        return CUT_OR_TRAILING
+    return None
+
+
+def _not_log4j(line: str) -> str | None:
+    """Why a line that names a coordinator logger but is no log4j line (its timestamp or
+    level damaged, another tool's prefix) is quarantined: its event would be lost."""
+    if NAMES_COORDINATOR.search(line) is None:
+        return None
+    return NOT_LOG4J
 
 
 def _members(fields: dict[str, str | None]) -> list[str | None]:

@@ -8,6 +8,9 @@ is quarantined, never shifted to fit. The tool's messages among the tables are
 structural, or quarantined where the tool printed one instead of a row (lines.py). The
 layouts without GROUP column (0.10.2-2.2) take the group from the capture path, else
 from the tool's message right above the table when the file names one group only.
+A row whose GROUP is `-` (the tool's no-value mark, no group id), whose numeric cell
+(CURRENT-EPOCH and TARGET-EPOCH included, though not stored) is no Kafka integer, or
+that holds a control character is quarantined with the reason, never stored.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from fleet_rebalance.capture.result import (
     OFFSETS,
     ParseResult,
 )
-from fleet_rebalance.capture.text import BLANKS
+from fleet_rebalance.capture.text import BLANKS, UNPRINTED
 from fleet_rebalance.capture.text import tokens as row_tokens
 
 OFFSETS_VIEW, MEMBERS_VIEW, STATE_VIEW = "offsets", "members", "state"
@@ -74,6 +77,8 @@ KNOWN_COLUMNS = {
     },
 }
 FREE_TEXT_LAST = {"CLIENT-ID", "OWNER", "ASSIGNMENT"}
+# KIP-1099 (4.x --members --verbose): member epochs, `-` for classic groups.
+EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH")
 MISSING = {"-", ""}
 OLD_MISSING = {*MISSING, "unknown", "none"}
 COORDINATOR_ID = re.compile(r"^\((-?\d+)\)$", re.ASCII)
@@ -262,6 +267,7 @@ class _DescribeState:
                 row = _ROW_BUILDERS[self.view](
                     _split(stripped, self.columns, self.comma, self.view), self.context
                 )
+                _printable(stripped)
             except RowError as exc:
                 problem = str(exc)
             else:
@@ -347,6 +353,8 @@ class _FastOffsets(BulkView):
         topic, part = column("TOPIC"), column("PARTITION")
         current, end, lag = (column(c) for c in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"))
         good = pc.and_(pc.not_equal(topic, "-"), _digits(part, 9))
+        if "GROUP" in index:  # `-` is no group id: the per-line path says so
+            good = pc.and_(good, pc.not_equal(column("GROUP"), "-"))
         for values in (current, end, lag):
             good = pc.and_(
                 good,
@@ -419,6 +427,14 @@ def _int32(values: pa.Array, good: pa.Array) -> pa.Array:
 
 class RowError(ValueError):
     """A row that does not fit its header; the message is the quarantine reason."""
+
+
+def _printable(line: str) -> None:
+    """A row holding a character the tool never prints (NUL, an escape sequence) is
+    damaged: stored, the character would become part of an id."""
+    control = UNPRINTED.search(line)
+    if control is not None:
+        raise RowError(f"control character {control.group()!r} in a row (Kafka prints none)")
 
 
 def _note_unknown(view: str, columns: list[str], result: ParseResult) -> None:
@@ -520,6 +536,8 @@ def _value(values: dict[str, str], column: str) -> str | None:
 
 
 def _group(values: dict[str, str], context: dict[str, Any]) -> str:
+    if values.get("GROUP") == "-":
+        raise RowError("GROUP is '-', the tool's placeholder for no value: no group id")
     group = values.get("GROUP") or context.get("group")
     if not group:
         raise RowError(
@@ -595,6 +613,8 @@ def _members_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
     count = _number(values, "#PARTITIONS", INT32)
     if count is not None and count < 0:
         raise RowError(f"negative #PARTITIONS {count}")
+    for column in EPOCH_COLUMNS:  # not stored yet, but a row with a bad one is damaged
+        _number(values, column, INT32)
     text = values.get("CURRENT-ASSIGNMENT", values.get("ASSIGNMENT"))
     pairs: list[tuple[str, int]] | None = None
     groups: list[list[int]] | None = None

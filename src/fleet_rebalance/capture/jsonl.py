@@ -27,7 +27,7 @@ from typing import Any
 
 from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, check_int
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS, ParseResult
-from fleet_rebalance.capture.text import BLANKS
+from fleet_rebalance.capture.text import BLANKS, UNPRINTED
 
 
 class SnapshotError(ValueError):
@@ -164,12 +164,21 @@ def _text(obj: dict[str, Any], key: str) -> str | None:
 def _string(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise SnapshotError(f"{what} is not a string: {_shown(value)}")
+    _printable(value, what)
     return value
+
+
+def _printable(value: str | None, what: str) -> None:
+    """A NUL or an escape sequence (`\\u0000` is valid JSON) in an id is damage."""
+    control = UNPRINTED.search(value) if value else None
+    if control is not None:
+        raise SnapshotError(f"{what} holds control character {control.group()!r}")
 
 
 def _topic(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise SnapshotError(f"{what} holds a topic that is not a non-empty string: {_shown(value)}")
+    _printable(value, what)
     return value
 
 

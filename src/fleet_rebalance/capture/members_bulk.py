@@ -37,6 +37,8 @@ ASSIGNMENT_COLUMNS = ("CURRENT-ASSIGNMENT", "ASSIGNMENT")  # 4.x's first, as per
 FREE_TEXT_LAST = ("ASSIGNMENT", "CLIENT-ID")
 MISSING = pa.array(["-", ""])  # describe.MISSING: printed for "no value"
 NUMBER = r"(?:0|[1-9]\d{0,8})"  # numbers.CANONICAL, and fits an int32
+EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH")  # KIP-1099; describe.EPOCH_COLUMNS
+EPOCH = r"^(?:0|-?[1-9]\d{0,8})$"  # numbers.CANONICAL (no `-0`), and fits an int32
 PARTS = rf"{NUMBER}(?:,{NUMBER})*"
 TOPIC = r"[^\s(),:;]+"  # Kafka's legal topic characters, [a-zA-Z0-9._-], are a subset
 KIP_1099 = rf"^{TOPIC}:{PARTS}(?:;{TOPIC}:{PARTS})*$"  # audit:2;orders:0,1,10   (4.x)
@@ -74,6 +76,14 @@ class BulkMembers(BulkView):
         if free_last:  # the per-line path joins the last column's words with one space
             last = column(layout[-1])
             good &= _mask(pc.invert(pc.match_substring_regex(last, r"\s\s|[^\S ]")))
+        if "GROUP" in index:  # `-` is no group id: the per-line path says so
+            good &= ~_mask(pc.equal(column("GROUP"), "-"))
+        for name in EPOCH_COLUMNS:
+            if name in index:
+                epoch = column(name)
+                good &= _mask(pc.match_substring_regex(epoch, EPOCH)) | _mask(
+                    pc.is_in(epoch, MISSING)
+                )
         partitions = column("#PARTITIONS")
         numeric = _mask(pc.match_substring_regex(partitions, rf"^{NUMBER}$"))
         good &= numeric | _mask(pc.is_in(partitions, MISSING))

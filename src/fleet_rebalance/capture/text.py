@@ -1,8 +1,10 @@
 """A capture's bytes as lines, the one way every parser and the log sniffing see them.
 
-Lines end at `\\n` only (a `\\r` before it is dropped): str.splitlines would also break at
-`\\v`, `\\f`, `\\x1c`-`\\x1e`, `\\x85`, U+2028 and U+2029, turning one exporter's line into
-fragments and counting lines the file does not have. Tokens of the tabular views are
+Lines end at `\\r\\n`, `\\n` or a lone `\\r` (classic Mac OS and some terminal
+recorders end lines with CR only: read at `\\n` alone such a file is one long line and
+loses every row). str.splitlines would also break at `\\v`, `\\f`, `\\x1c`-`\\x1e`,
+`\\x85`, U+2028 and U+2029, turning one exporter's line into fragments and counting
+lines the file does not have. Tokens of the tabular views are
 separated by spaces and tabs only, Kafka's padding; any other character is part of a
 value. Text is UTF-8, or UTF-16/UTF-32 when a byte-order mark says so (Windows
 terminals and PowerShell redirections write those). Bytes that do not decode are kept
@@ -27,6 +29,9 @@ BOMS = (
 UNDECODABLE = re.compile("[\udc00-\udcff]")  # bytes _escape_bytes could not decode
 # Control characters that text captures do not hold (tab, LF, VT, FF, CR are text).
 CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
+# Characters no Kafka tool or log4j line prints inside a value (tab and line ends are
+# layout): in an id or a message they are damage, never part of the value.
+UNPRINTED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 SEPARATOR = re.compile(r"[ \t]+")
 BLANKS = " \t"
 BINARY_SHARE = 0.1  # more control characters than this: not a text capture
@@ -70,13 +75,15 @@ codecs.register_error("fleet-escape", _escape_bytes)
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines ended by `\\n` (and an optional `\\r` before it); a last line without one."""
+    """Lines ended by `\\r\\n`, `\\n` or a lone `\\r`; a last line without one."""
     if not text:
         return []
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines
 
 
 def control_share(lines: list[str]) -> tuple[int, int]:

@@ -17,7 +17,7 @@ from typing import Any
 from fleet_rebalance.capture import lines as msg
 from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 from fleet_rebalance.capture.result import FAILED_CAPTURE, TOPIC_PARTITIONS, ParseResult
-from fleet_rebalance.capture.text import BLANKS
+from fleet_rebalance.capture.text import BLANKS, UNPRINTED
 
 KEYS = (
     "Topic",
@@ -114,10 +114,16 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, 
             if topic_id is not None and "\ufffd" in topic_id:  # undecodable bytes: unknown
                 result.notes["TopicId with undecodable bytes (stored as null)"] += 1
                 topic_id = None
+            elif topic_id is not None and UNPRINTED.search(topic_id):
+                result.notes["TopicId with a control character (stored as null)"] += 1
+                topic_id = None
             topic_ids[fields.get("Topic", "")] = topic_id
             result.structural += 1
             continue
         try:
+            control = UNPRINTED.search(line)
+            if control is not None:
+                raise ValueError(f"control character {control.group()!r} (Kafka prints none)")
             topic = _value(fields, "Topic")
             partition = parse_int(_value(fields, "Partition"), "Partition", INT32)
             if partition < 0:

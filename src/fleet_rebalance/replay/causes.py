@@ -56,8 +56,11 @@ CAUSES = (
     "unknown",
 )
 CLIENT_REASON = "; client reason: "
-# A member id in a reason: never `(`, which starts the generator's `(scale out)` notes.
-MEMBER = r"(?P<member>[^\s(][^\s;]*?)"
+# A member id in a reason, as Kafka prints it: any characters but blanks (a client.id,
+# hence a member id, may hold `;`, `,` or `:`; the KIP-800 client reason is cut off at
+# `; client reason: `, blanks and all, which no id contains). Never starting with `(`,
+# which starts the generator's `(scale out)` notes.
+MEMBER = r"(?P<member>[^\s(]\S*?)"
 INSTANCE = r"(?: with group instance ?id (?P<instance>\S+?))?"
 ID_SET = re.compile(r"^(?:\w*Set\((?P<scala>.*)\)|\[(?P<java>.*)\])$")
 
