@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fleet_rebalance.metrics.log_end_checks import refused_log_ends
 from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
 from fleet_rebalance.metrics.time_lag import log_end_points, partition_time_lags
 
@@ -32,6 +33,16 @@ PERCENTILES = (0.5, 0.9, 0.99)
 LAG_DECIMALS = 2  # the most an exact percentile of integers has at PERCENTILES
 # What one call reads, per offsets sample of the run date or the day before.
 INPUT_COLUMNS = [*SAMPLE_COLUMNS, "log_end_offset"]
+REFUSED_LOG_END_COLUMNS = [
+    "cluster",
+    "group_id",
+    "topic",
+    "partition",
+    "captured_at",
+    "log_end_offset",
+    "reason",
+    "date",
+]
 
 
 def log2_buckets(lags: np.ndarray) -> np.ndarray:
@@ -73,29 +84,70 @@ def lag_percentiles(lags: np.ndarray) -> list[float | None]:
     return [None if v is None else round(v, LAG_DECIMALS) for v in percentiles(lags)]
 
 
-def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(seconds, extrapolated) for the run date's rows (`today`) of one topic's table,
-    each partition against the log-end points of all its rows."""
+def _readings(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(partition, capture time µs, log end, has a log end and a time) per row."""
     partition = table["partition"].to_numpy(zero_copy_only=False)
     times = pc.cast(table["captured_at"], pa.int64())
     timed = valid(times)
     times = times.fill_null(0).to_numpy(zero_copy_only=False)
     log_end = table["log_end_offset"]
     has_end = valid(log_end) & timed
-    log_end = log_end.fill_null(0).to_numpy(zero_copy_only=False)
+    return partition, times, log_end.fill_null(0).to_numpy(zero_copy_only=False), has_end
+
+
+def _refusals(
+    partition: np.ndarray, times: np.ndarray, log_end: np.ndarray, has_end: np.ndarray
+) -> dict[int, str]:
+    """{row: why its log end may not be a shared point} (log_end_checks)."""
+    reasons: dict[int, str] = {}
+    for rows in _runs(partition):
+        ends = rows[has_end[rows]]
+        for at, reason in refused_log_ends(times[ends], log_end[ends]).items():
+            reasons[int(ends[at])] = reason
+    return reasons
+
+
+def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, extrapolated) for the run date's rows (`today`) of one topic's table,
+    each partition against the log-end points of all its rows but the refused."""
+    partition, times, log_end, has_end = _readings(table)
+    refused = np.zeros(len(partition), bool)
+    refused[list(_refusals(partition, times, log_end, has_end))] = True
     committed = table["current_offset"]
-    known = valid(committed) & timed
+    known = valid(committed) & valid(table["captured_at"])
     committed = committed.fill_null(0).to_numpy(zero_copy_only=False)
     lags = np.full(len(partition), np.nan)
     extrapolated = np.zeros(len(partition), bool)
     for rows in _runs(partition):
         ends = rows[has_end[rows]]
-        point_times, point_offsets = log_end_points(times[ends], log_end[ends])
+        clean = ends[~refused[ends]]
+        point_times, point_offsets = log_end_points(times[clean], log_end[clean])
         mine = rows[today[rows]]
         lags[mine], extrapolated[mine] = partition_time_lags(
-            point_times, point_offsets, times[mine], committed[mine], known[mine]
+            point_times,
+            point_offsets,
+            times[mine],
+            committed[mine],
+            known[mine],
+            # A refused reading is no point, but its capture did read a log end.
+            np.unique(times[ends]),
         )
     return lags, extrapolated
+
+
+def topic_refused_log_ends(table: pa.Table, run_date: dt.date) -> list[dict[str, Any]]:
+    """The run date's rows of one topic's table (INPUT_COLUMNS, both days) whose log end
+    is kept out of the shared time-lag points, each with its reason
+    (REFUSED_LOG_END_COLUMNS). The rows themselves keep their offset lag."""
+    today = on_date(table, run_date)
+    reasons = _refusals(*_readings(table))
+    columns = [c for c in REFUSED_LOG_END_COLUMNS if c not in ("reason", "date")]
+    out = []
+    for row in sorted(reasons):
+        if today[row]:
+            values = {c: table[c][row].as_py() for c in columns}
+            out.append({**values, "reason": reasons[row], "date": run_date})
+    return out
 
 
 def topic_lag_distribution(table: pa.Table, run_date: dt.date) -> list[dict[str, Any]]:

@@ -37,6 +37,11 @@ use of it, seglo/kafka-lag-exporter at 3fcb3c7):
   is refused as going backwards. The log ends of a partition at one capture time (one
   per group described) are one point, the highest; Lag Exporter keeps the first to
   arrive.
+- Readings that contradict their neighbours never become points (log_end_checks): of
+  a history that goes backwards the fewest readings are refused, so one absurd high
+  reading is refused itself rather than every later one; a reading of the newest
+  capture far above its other groups' is refused too. Otherwise one group's absurd
+  log end would move every group's lags.
 Not a difference: Lag Exporter compresses a run of equal log ends to its first and last
 points. The newest pair holding c is never inside a run (a run at the newest end means
 c is at the log end), so no lookup changes; only the reach of the window would.
@@ -74,21 +79,23 @@ def partition_time_lags(
     times: np.ndarray,
     committed: np.ndarray,
     known: np.ndarray,
+    read_times: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(seconds, extrapolated) for one partition's samples: capture times (µs),
     committed offsets and whether each is known, against the partition's points from
-    log_end_points (possibly none). Seconds are NaN where unknown."""
+    log_end_points (possibly none). Seconds are NaN where unknown. `read_times`, sorted:
+    the captures that read a log end of the partition, refused readings included
+    (default: the points' times)."""
     n = len(times)
     lags, extrapolated = np.full(n, np.nan), np.zeros(n, bool)
     keep = accepted(point_offsets)
     at, ao = point_times[keep], point_offsets[keep]
     if not n or not len(at):
         return lags, extrapolated
-    # The sample's own capture must have a point (accepted or not) for this partition.
-    slot = np.searchsorted(point_times, times)
-    own_point = (slot < len(point_times)) & (
-        point_times[np.minimum(slot, len(point_times) - 1)] == times
-    )
+    # The sample's own capture must have read a log end (a point or not) of the partition.
+    read = point_times if read_times is None else read_times
+    slot = np.searchsorted(read, times)
+    own_point = (slot < len(read)) & (read[np.minimum(slot, len(read) - 1)] == times)
     count_now = np.searchsorted(at, times, side="right")  # accepted points as of now
     newest = np.maximum(count_now - 1, 0)
     c = np.where(known, committed, 0)
