@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from test_bronze_batches import run as bronze
 from test_replay_group import at, lag_rows, member_row
 from test_replay_group import run as replay
@@ -69,6 +70,35 @@ def test_a_members_view_the_tool_warned_about_is_no_snapshot():
     for row in captures:
         row.setdefault("rebalancing", False)
     lags = lag_rows(first, [0] * 4) + lag_rows(warned, [0] * 4) + lag_rows(settled, [0] * 4)
+    out = replay(captures, lags)
+    events = out[out["_table"] == "rebalance_events"]
+    assert events["trigger"].tolist() == ["initial", "member_joined"]
+    metrics = out[(out["_table"] == "replay_metrics") & (out["assignor"] == "observed")]
+    assert metrics["conforms"].dropna().tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    "state",
+    ["Unknown", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"],
+)
+def test_a_capture_in_a_rebalancing_or_unknown_state_is_no_snapshot(state):
+    """Given a capture in `state` (librdkafka reports a consumer group's Assigning and
+    Reconciling as Unknown) whose members show a newcomer without partitions and no
+    warning from the tool, Then the replay takes the next capture's assignment;
+    Expected: one member_joined event and the observed assignment conforming, as for a
+    capture the tool warned about."""
+    first, unsettled, settled = at(20, 0), at(20, 10), at(20, 20)
+    captures = [
+        member_row(first, "c1", [0, 1]),
+        member_row(first, "c2", [2, 3]),
+        member_row(unsettled, "c1", [0, 1], state=state),
+        member_row(unsettled, "c2", [2, 3], state=state),
+        member_row(unsettled, "c3", [], state=state),
+        member_row(settled, "c1", [0, 1]),
+        member_row(settled, "c2", [2]),
+        member_row(settled, "c3", [3]),
+    ]
+    lags = lag_rows(first, [0] * 4) + lag_rows(unsettled, [0] * 4) + lag_rows(settled, [0] * 4)
     out = replay(captures, lags)
     events = out[out["_table"] == "rebalance_events"]
     assert events["trigger"].tolist() == ["initial", "member_joined"]

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from fleet_rebalance.assignors import TopicPartition
 
 REBALANCING_STATES = frozenset(
-    {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "AwaitingSync"}
+    {
+        "PreparingRebalance",
+        "CompletingRebalance",
+        "Assigning",
+        "Reconciling",
+        "AwaitingSync",
+        "Unknown",  # librdkafka's name for a consumer group's Assigning and Reconciling
+    }
 )
 
 
