@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from fleet_rebalance.assignors.java import (
+    DEFAULT_CAPACITY,
     MASK32,
     MIN_TREEIFY_CAPACITY,
     TREEIFY_THRESHOLD,
@@ -118,19 +119,15 @@ class _TopicKeys:
         bits = self.bits(topic)
         return (0, *bits, b"") if bits is not None else (1, 0, 0, string_key(topic))
 
-    def order(self, topics: list[str], capacity: int | None = None) -> list[str]:
+    def order(self, topics: list[str], capacity: int = DEFAULT_CAPACITY) -> list[str]:
         """Iteration order of a HashMap<Uuid, ...> filled with `topics` in order."""
         if not self.ids or not any(self.bits(t) for t in topics):
             return _name_order(tuple(topics), capacity)
-        if capacity is None:
-            return hashmap_order(topics, self.hash)
         return hashmap_order(topics, self.hash, capacity)
 
 
 @lru_cache(maxsize=4096)
-def _name_order(topics: tuple[str, ...], capacity: int | None) -> list[str]:
-    if capacity is None:
-        return hashmap_order(topics, string_hash)
+def _name_order(topics: tuple[str, ...], capacity: int) -> list[str]:
     return hashmap_order(topics, string_hash, capacity)
 
 
