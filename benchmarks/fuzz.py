@@ -5,9 +5,13 @@ driven by a seeded random.Random instead of hypothesis, with longer lines (past 
 64 KiB sniffing window). Each variant runs in a worker process with a time limit, so
 a parse that takes minutes is reported as slow instead of stalling the run.
 
-Prints, per capture kind: variants tried, and how many crashed, left lines unaccounted
-for, stored changed values, or ran past the time limit (after SLOW_ENOUGH of those, a
-kind's long lines stay short so the budget goes to finding other failures); then each
+Issue 36 adds classes judged against a second run (tests/fuzz_classes.py: far dates,
+absurd log end, compressed); they take their turn with the capture kinds.
+
+Prints, per capture kind and class: variants tried, and how many crashed, left lines
+unaccounted for, stored changed values, or ran past the time limit (after SLOW_ENOUGH of
+those, a kind's long lines stay short so the budget goes to finding other failures);
+then how many variants used each mutation (and showed a problem); then each
 distinct failure (rule broken) with the kinds it hit, and the first few with the
 smallest variant that showed it, cut down to the lines and bytes that still show it
 (slow ones are shown uncut). Problems the unmutated seeds already have are listed once
@@ -33,6 +37,7 @@ from typing import Any
 # The harness lives with the tests (tests/ is not a package), as end_to_end.py's helpers do.
 sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
 
+from fuzz_classes import CLASSES, Derived
 from fuzz_support import (
     CRASH,
     KINDS,
@@ -55,18 +60,23 @@ SLOW, HARNESS = "slow", "harness"
 SLOW_ENOUGH = 3
 SHOWN_BYTES = 400
 MINIMIZE_SECONDS = 10  # per failure shown
+ROWS = (*KINDS, *CLASSES)  # capture kinds, then issue 36's classes
 
 
 def _serve(connection: Connection) -> None:
-    """Worker: capture files in, problems out, until the pipe closes. run_capture
-    reports the parser's exceptions; one raised here is the checker's own."""
+    """Worker: capture files (or a class's variant) in, problems out, until the pipe
+    closes. run_capture reports the parser's exceptions; one raised here is the
+    checker's own."""
     while True:
         try:
-            files = connection.recv()
+            name, payload = connection.recv()
         except EOFError:
             return
         try:
-            found = check_variant(files, run_capture(files))
+            if name is None:
+                found = check_variant(payload, run_capture(payload))
+            else:
+                found = CLASSES[name].check(payload)
         except Exception as exc:
             found = [Problem(HARNESS, f"checker raised {type(exc).__name__}", repr(exc)[:300])]
         connection.send(found)
@@ -86,9 +96,12 @@ class Worker:
         self._process.start()
         child.close()
 
-    def run(self, files: dict[str, bytes]) -> list[Problem] | None:
-        """The variant's problems, or None when it ran past the time limit."""
-        self._connection.send(files)
+    def run(
+        self, files: dict[str, bytes], derived: tuple[str, Derived] | None = None
+    ) -> list[Problem] | None:
+        """The variant's problems, or None when it ran past the time limit; `derived`:
+        (class name, variant) to run that class's check instead of the files'."""
+        self._connection.send(derived or (None, files))
         if self._connection.poll(self.timeout):
             try:
                 return self._connection.recv()
@@ -126,11 +139,17 @@ class Failure:
 @dataclass
 class Tally:
     variants: Counter = field(default_factory=Counter)
-    hit: dict[str, Counter] = field(default_factory=lambda: {k: Counter() for k in KINDS})
+    hit: dict[str, Counter] = field(default_factory=lambda: {k: Counter() for k in ROWS})
     failures: dict[tuple[str, str], Failure] = field(default_factory=dict)
+    mutations: Counter = field(default_factory=Counter)  # variants using each mutation
+    mutation_hits: Counter = field(default_factory=Counter)  # ... that showed a problem
 
     def add(self, kind: str, variant: Variant, problems: list[Problem]) -> None:
         self.variants[kind] += 1
+        names = {what.split("(", 1)[0] for what in variant.mutations}
+        self.mutations.update(names)
+        if problems:
+            self.mutation_hits.update(names)
         for problem_kind in {p.kind for p in problems}:
             self.hit[kind][problem_kind] += 1
         for key in dict.fromkeys((p.kind, p.check) for p in problems):
@@ -162,8 +181,8 @@ def minimize(worker: Worker, failure: Failure, known: set[str]) -> bytes:
     """The variant's file cut down, a chunk of lines at a time, to what still shows the
     same failure (slow variants are left as they are: each try would take the limit)."""
     seed, data = failure.variant.seed, failure.variant.data
-    if failure.problem.kind == SLOW:
-        return data
+    if failure.problem.kind == SLOW or isinstance(failure.variant, Derived):
+        return data  # a class's check needs its whole variant (the reference too)
     deadline = time.monotonic() + MINIMIZE_SECONDS
 
     def still_fails(candidate: bytes) -> bool:
@@ -210,12 +229,12 @@ def shown(data: bytes) -> str:
 
 def print_table(tally: Tally, timeout: float) -> None:
     header = (
-        f"{'kind':<16} {'variants':>9} {'crashes':>8} {'lines unaccounted':>18} "
+        f"{'kind / class':<16} {'variants':>9} {'crashes':>8} {'lines unaccounted':>18} "
         f"{'values changed':>15} {f'slow (>{timeout:g} s)':>13}"
     )
     print(header)
     totals: Counter = Counter()
-    for kind in KINDS:
+    for kind in ROWS:
         hit = tally.hit[kind]
         row = (tally.variants[kind], hit[CRASH], hit[LINES], hit[VALUE], hit[SLOW])
         totals.update(dict(zip(("v", CRASH, LINES, VALUE, SLOW), row, strict=True)))
@@ -224,6 +243,9 @@ def print_table(tally: Tally, timeout: float) -> None:
         f"{'all':<16} {totals['v']:>9} {totals[CRASH]:>8} {totals[LINES]:>18} "
         f"{totals[VALUE]:>15} {totals[SLOW]:>13}"
     )
+    print("\nmutations (variants using each / with a problem):")
+    used = sorted(tally.mutations.items(), key=lambda item: (-item[1], item[0]))
+    print("  " + ", ".join(f"{name} {n}/{tally.mutation_hits[name]}" for name, n in used))
 
 
 def print_failures(tally: Tally, worker: Worker, known: dict[str, set[str]], show: int) -> None:
@@ -234,7 +256,7 @@ def print_failures(tally: Tally, worker: Worker, known: dict[str, set[str]], sho
         print(f"  [{failure.problem.kind}] {failure.problem.check}  ({kinds})")
     for number, failure in enumerate(failures[:show], start=1):
         seed: Seed = failure.variant.seed
-        small = minimize(worker, failure, known[seed.name])
+        small = minimize(worker, failure, known.get(seed.name, set()))
         print(f"\n{number}. {failure.kind} / [{failure.problem.kind}] {failure.problem.check}")
         print(f"   seed: {seed.name} ({seed.target})")
         print(f"   mutations: {'; '.join(failure.variant.mutations)}")
@@ -258,11 +280,16 @@ def main() -> int:
     deadline = started + args.minutes * 60
     turn = 0
     while time.monotonic() < deadline:
-        kind = KINDS[turn % len(KINDS)]  # round robin: every kind gets its share
+        kind = ROWS[turn % len(ROWS)]  # round robin: every kind and class gets its share
         turn += 1
         longest = TEST_LONGEST if tally.hit[kind][SLOW] >= SLOW_ENOUGH else LONGEST
-        variant = random_variant(rng.choice(SEEDS[kind]), rng, longest)
-        tally.add(kind, variant, new_problems(worker.run(variant.files), known[variant.seed.name]))
+        if kind in CLASSES:
+            variant = CLASSES[kind].make(rng, longest)
+            found = worker.run(variant.files, (kind, variant))
+        else:
+            variant = random_variant(rng.choice(SEEDS[kind]), rng, longest)
+            found = worker.run(variant.files)
+        tally.add(kind, variant, new_problems(found, known.get(variant.seed.name, set())))
     elapsed = time.monotonic() - started
 
     total = sum(tally.variants.values())
@@ -276,7 +303,7 @@ def main() -> int:
         print("problems of the unmutated seeds (not counted below):")
         for name, check in seed_failures:
             print(f"  {name}: {check}")
-    shortened = [k for k in KINDS if tally.hit[k][SLOW] >= SLOW_ENOUGH]
+    shortened = [k for k in ROWS if tally.hit[k][SLOW] >= SLOW_ENOUGH]
     if shortened:
         print(
             f"after {SLOW_ENOUGH} slow variants, lines of at most {TEST_LONGEST:,} bytes "

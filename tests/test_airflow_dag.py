@@ -153,8 +153,8 @@ def test_dags_test_runs_the_nightly_for_one_date(airflow_venv, airflow_env, tmp_
     conf.write_text(
         (PROJECT / "conf" / "local.yaml")
         .read_text()
-        .replace("raw_root: data/sample", f"raw_root: {raw}")
-        .replace("warehouse: warehouse", f"warehouse: {warehouse}")
+        .replace("raw_root: ../data/sample", f"raw_root: {raw}")
+        .replace("warehouse: ../warehouse", f"warehouse: {warehouse}")
         .replace("master: local[*]", "master: local[2]")
     )
     returncode, output = _dags_test(airflow_env, conf)

@@ -166,8 +166,8 @@ def test_snapshot_parses_into_the_rows_the_cli_views_give(tmp_path):
     Then ingest's parser reads groups.jsonl without quarantine into these rows;
     Expected: the offsets view's rows (owned partitions with their member, committed
     partitions nobody owns with nulls, a null CURRENT-OFFSET where nothing is committed),
-    the members and state views' rows, and the failed group as a state row with no state
-    and no members (a gap for replay: neither members nor Empty)."""
+    the members and state views' rows, and the failed group as no row in any table (a gap
+    for replay), its line structural and named in the file's reason."""
     raw = tmp_path / "raw"
     config = config_for(raw, "east")
     assert run_once(config, {"east": FakeAdmin(east())}, Lines(), now=lambda: AT) == 0
@@ -190,7 +190,6 @@ def test_snapshot_parses_into_the_rows_the_cli_views_give(tmp_path):
         "member_count",
     ) == [
         ("archiver", "Empty", None, "127.0.0.1:9091", 1, 0),
-        ("broken", None, None, None, None, 0),
         ("orders-app", "Stable", "range", "127.0.0.1:9092", 2, 2),
         ("payments", "Stable", "uniform", "127.0.0.1:9093", 3, 1),
     ]
@@ -256,6 +255,13 @@ def test_snapshot_parses_into_the_rows_the_cli_views_give(tmp_path):
         ("payments", "payments", 0, 45, 50, 5, KIP848_ID, "/10.0.0.3", "c-p"),
         ("payments", "payments", 1, 60, 60, 0, None, None, None),
     ]
+    assert (result.structural, result.row_lines, result.lines) == (1, 3, 4)
+    assert result.failed_groups == {
+        "broken": "COORDINATOR_NOT_AVAILABLE: Broker: Coordinator not available"
+    }
+    assert result.failed_groups_note == (
+        "1 group the exporter failed to capture: broken (COORDINATOR_NOT_AVAILABLE)"
+    )
 
 
 def test_snapshot_keeps_what_the_admin_api_adds_beside_the_parsed_keys(tmp_path):
@@ -374,8 +380,7 @@ def test_a_consumer_group_short_of_its_target_assignment_is_reconciling(tmp_path
     (directory,) = snapshots(raw, "east")
     states = parsed(raw, directory / GROUPS_FILE).records("group_states")
     assert pick(states, "group_id", "state") == [
-        ("archiver", "Empty"), ("broken", None), ("orders-app", "Unknown"),
-        ("payments", "Reconciling")]  # fmt: skip
+        ("archiver", "Empty"), ("orders-app", "Unknown"), ("payments", "Reconciling")]  # fmt: skip
     records = [json.loads(line) for line in (directory / GROUPS_FILE).open()]
     assert [(r["group_id"], r["state_reported"]) for r in records if "state_reported" in r] == [
         ("payments", "Unknown")]  # fmt: skip

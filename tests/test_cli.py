@@ -91,7 +91,10 @@ def test_from_and_to_are_a_backfill(argv, span):
             ["--all", "--to", "2026-11-01"],
             "--to and --all: pass --all for every date, or --from/--to",
         ),
-        (["--from", "2026-11-31"], "argument --from: expected YYYY-MM-DD, found '2026-11-31'"),
+        (
+            ["--from", "2026-11-31"],
+            "argument --from: no such day 2026-11-31: November 2026 has 30 days",
+        ),
     ],
 )
 def test_date_flags_that_cannot_go_together_are_one_usage_line(capsys, argv, expected):
@@ -151,7 +154,6 @@ def test_empty_path_flags_are_usage_errors_not_the_default(capsys, flag, value, 
         ("0001-01-01", "a date from 1970-01-02 to 9999-12-30, found 0001-01-01"),
         ("1970-01-01", "a date from 1970-01-02 to 9999-12-30, found 1970-01-01"),
         ("9999-12-31", "a date from 1970-01-02 to 9999-12-30, found 9999-12-31"),
-        ("2026-02-30", "YYYY-MM-DD, found '2026-02-30'"),
         ("2026-1-05", "YYYY-MM-DD, found '2026-1-05'"),
         ("２０２６-11-20", "YYYY-MM-DD, found '２０２６-11-20'"),
         ("x" * 10_000, "YYYY-MM-DD, found 'xxxxxxxx"),

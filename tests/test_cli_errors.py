@@ -184,7 +184,7 @@ def test_a_warehouse_that_is_a_file_is_one_line_before_the_jvm(no_jvm_env, raw, 
 def test_an_impossible_date_is_one_line_before_the_jvm(no_jvm_env):
     assert refused(no_jvm_env, "nightly", "--date", "2026-13-45") == (
         2,
-        "spark-submit.sh: argument --date: expected YYYY-MM-DD, found '2026-13-45' "
+        "spark-submit.sh: argument --date: no such day 2026-13-45: there is no month 13 (01 to 12) "
         "(see ./spark-submit.sh nightly --help)",
     )
 

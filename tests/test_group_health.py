@@ -225,6 +225,27 @@ def test_group_health_joins_every_group_any_table_knows(spark):
     assert (lagging["rebalances"], lagging["generations_logged"]) == (0, 0)
     assert lagging["rebalances_by_cause"] is None and lagging["change_kind"] is None
     assert lagging["severity"] == 3
+    assert lagging["epoch_bumps"] is None  # no convergence table: unknown, not 0
+
+    # With convergence_frame's rows: its columns, and a stuck member as a reason.
+    from fleet_rebalance.metrics.convergence_frame import SCHEMA
+
+    tables["convergence"] = spark.createDataFrame(
+        [("c", "lagging", DAY, 7, 5, 9.9, 5.2, 1, 2)], SCHEMA
+    )
+    health = group_health(tables, Limits(rebalances=3), gold.TABLES["group_health"])
+    lagging = {r["group_id"]: r.asDict() for r in health.collect()}["lagging"]
+    assert (lagging["epoch_bumps"], lagging["epochs_converged"]) == (7, 5)
+    assert (lagging["convergence_max_seconds"], lagging["convergence_median_seconds"]) == (9.9, 5.2)
+    assert (lagging["members_stuck_reconciling"], lagging["classic_members"]) == (1, 2)
+    assert lagging["attention"][-1].startswith("1 KIP-848 member stuck reconciling")
+
+
+def test_a_member_stuck_reconciling_needs_attention():
+    assert attention(row(members_stuck_reconciling=None), LIMITS) == (0, [])
+    assert attention(row(members_stuck_reconciling=0), LIMITS) == (0, [])
+    severity, reasons = attention(row(members_stuck_reconciling=2), LIMITS)
+    assert severity == 1 and reasons[0].startswith("2 KIP-848 members stuck reconciling")
 
 
 # -- on data/sample ------------------------------------------------------------------------

@@ -388,3 +388,29 @@ def test_a_nul_in_a_log_line_is_quarantined(line):
         (2, "control character '\\x00' in a coordinator log line")
     ]
     assert UNMATCHED_GROUP_LINE not in result.notes
+
+
+# -- found by benchmarks/fuzz.py: a state header with a damaged column -------------------
+
+STATE_HEADER = (
+    "GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE           #MEMBERS"
+)
+STATE_ROW = "h               kafka-3:9092  (3)         -                    Empty           0"
+
+
+def test_a_state_header_with_a_damaged_column_says_no_group_type():
+    """Given: a consumer tool's state view whose ASSIGNMENT-STRATEGY lost a byte (fuzz
+    flip_byte) and a 3.8 row with two spaces before `(3)`. Then: the row is kept by its
+    columns but its group is not called a share group (the layout no longer says)."""
+    damaged = STATE_HEADER.replace("STRATEGY", "ST\u00d2ATEGY")
+    result = parse(EAST + "consumer-groups-state.txt", f"\n{damaged}\n{STATE_ROW}\n")
+    assert [(r["group_id"], r["group_type"]) for r in result.rows["group_states"]] == [("h", None)]
+    clean = parse(EAST + "consumer-groups-state.txt", f"\n{STATE_HEADER}\n{STATE_ROW}\n")
+    assert [r["group_type"] for r in clean.rows["group_states"]] == [None]
+
+
+def test_the_share_tools_plain_state_view_is_still_a_share_group():
+    header = "GROUP           COORDINATOR (ID)          STATE           #MEMBERS"
+    row = "s               kafka-3:9092  (3)         Stable          2"
+    result = parse(EAST + "consumer-groups-state.txt", f"\n{header}\n{row}\n")
+    assert [r["group_type"] for r in result.rows["group_states"]] == ["share"]

@@ -16,6 +16,8 @@ LAYOUTS = {
     "not verbose": "GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS",
     "4.x": "GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS CURRENT-EPOCH CURRENT-ASSIGNMENT "
     "TARGET-EPOCH TARGET-ASSIGNMENT",
+    "4.x mixed": "GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS CURRENT-EPOCH CURRENT-ASSIGNMENT "
+    "TARGET-EPOCH TARGET-ASSIGNMENT UPGRADED",
     "1.1 no group": "CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT",
 }
 TOPICS = st.sampled_from(["orders", "audit", "a.b-c_d", "t:x", "t;y", "é"])
@@ -23,6 +25,8 @@ NUMBERS = st.one_of(
     st.integers(0, 99).map(str),
     st.sampled_from(["", "007", "2147483647", "2147483648", "99999999999", "١", "-1"]),
 )
+
+EPOCHS = st.sampled_from(["-", "0", "7", "-1", "-0", "07", "2147483648", "x"])
 
 
 @st.composite
@@ -54,8 +58,9 @@ def members_row(draw, layout: str) -> str:
         "GROUP-INSTANCE-ID": draw(st.sampled_from(["i-1", "-", "none"])),
         "HOST": draw(st.sampled_from(["/10.0.0.1", "-"])),
         "CLIENT-ID": draw(st.sampled_from(["c-1", "-", ""])),
-        "CURRENT-EPOCH": "-",
-        "TARGET-EPOCH": "-",
+        "CURRENT-EPOCH": draw(EPOCHS),
+        "TARGET-EPOCH": draw(EPOCHS),
+        "UPGRADED": draw(st.sampled_from(["true", "false", "-", "True", "yes"])),
         "TARGET-ASSIGNMENT": "-",
     }
     text = draw(assignment_text())
@@ -124,3 +129,37 @@ def test_bulk_path_reads_each_spelling():
     assert rows["c-1"]["assignment"] == rows["c-4"]["assignment"] == pairs
     assert (rows["c-2"]["assignment"], rows["c-2"]["assignment_groups"]) == (None, [[1, 10]])
     assert (rows["c-3"]["assignment"], rows["c-3"]["partition_count"]) == ([], 0)
+
+
+def test_bulk_path_reads_the_kip_848_epochs_and_upgraded():
+    text = "\n".join(
+        [
+            LAYOUTS["4.x mixed"],
+            "g  c-1  /h  c  1  3  audit:2  4  audit:2  false",
+            "g  c-2  /h  c  0  4  -  4  audit:1  true",
+            "g  c-3  /h  c  0  -  -  -  -  -",
+            LAYOUTS["4.x"],
+            "g  c-4  /h  c  1  6  audit:0  6  audit:0",
+        ]
+    )
+    result = parse_capture(CAPTURE, text.encode())
+    assert "members" not in result.rows  # all in bulk
+    rows = {
+        r["consumer_id"]: (r["member_epoch"], r["target_epoch"], r["upgraded"])
+        for r in result.records("members")
+    }
+    assert rows == {
+        "c-1": (3, 4, False),
+        "c-2": (4, 4, True),
+        "c-3": (None, None, None),
+        "c-4": (6, 6, None),
+    }
+    assert _parse(text, True) == _parse(text, False)
+
+
+def test_a_bad_upgraded_value_is_quarantined_with_the_reason():
+    text = LAYOUTS["4.x mixed"] + "\ng  c-1  /h  c  0  3  -  3  -  yes\n"
+    for bulk in (True, False):
+        records, quarantine, *_ = _parse(text, bulk)
+        assert records == []
+        assert [q["reason"] for q in quarantine] == ["UPGRADED is 'yes', not true, false or '-'"]

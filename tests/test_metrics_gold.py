@@ -264,7 +264,11 @@ def test_gold_frames_cover_every_documented_column(spark):
         "recommendations",
         "rebalance_timeline",
         "rebalance_causes",
+        "ownership_audit",
+        "log_end_quarantine",
+        "task_movements",
         "group_health",
+        "protocol_migration_plan",
     }
     for schema in gold.TABLES.values():
         assert schema.fieldNames()[:3] == ["cluster", "group_id", "date"]

@@ -519,6 +519,35 @@ def test_a_groups_protocol_comes_from_its_latest_captures(spark):
     assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
 
 
+def test_a_captured_group_type_decides_the_protocol(spark):
+    """Given: a streams group whose member ids look like nothing KIP-848, a share group
+    with 22-character member ids, and a group whose state capture says `consumer` but
+    whose later list capture says `classic` (a downgrade the list saw last).
+    Expected: streams, share, classic: the latest captured type wins over the ids."""
+    states = frame(
+        spark,
+        bronze.TABLES["group_states"],
+        [
+            {"cluster": "c", "group_id": g, "group_type": k, "captured_at": at(t),
+             "capture_date": DAY}
+            for g, k, t in (("app", "streams", 0), ("queue", "share", 0),
+                            ("down", "consumer", 0), ("down", "classic", 60))
+        ],
+    )  # fmt: skip
+    members = frame(
+        spark,
+        bronze.TABLES["members"],
+        [
+            {"cluster": "c", "group_id": g, "consumer_id": m, "captured_at": at(0),
+             "capture_date": DAY, "group_type": k}
+            for g, m, k in (("app", CLASSIC_ID, "streams"), ("queue", KIP848_ID, "share"),
+                            ("down", KIP848_ID, None))
+        ],
+    )  # fmt: skip
+    got = {r["group_id"]: r["protocol"] for r in group_protocols(states, members).collect()}
+    assert got == {"app": "streams", "queue": "share", "down": "classic"}
+
+
 def _log(cluster, seconds, line):
     return {"cluster": cluster, "logged_at": at(seconds), "line": line, "log_date": DAY}
 

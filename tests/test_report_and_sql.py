@@ -181,14 +181,15 @@ def test_the_report_opens_with_the_summarys_words(tmp_path):
     charts = html.index("<svg")
     assert html.index("<p class='headline'>") < attention < changes < charts
     for r in f.attention.itertuples():
-        assert f">{safe_text(r.cluster + '/' + r.group_id)}</span></td><td>" in html
-        assert f"<td>{safe_text('; '.join(r.attention))}</td>" in html
-    assert "<td>ERR (worst STOP)</td>" in html
-    assert "<td>7 of 7 rebalances, 42 paused partitions, 70.0 partition-s</td>" in html
-    # A long id is cut by CSS with an ellipsis and whole in its tooltip.
+        assert f">{safe_text(r.cluster + '/' + r.group_id)}</span></td><td" in html
+        assert f"data-label='why'>{safe_text('; '.join(r.attention))}</td>" in html
+    # The status coloured by its class, its text written (never cut).
+    assert "<span class='status ERR'>ERR (worst STOP)</span></td>" in html
+    assert ">7 of 7 rebalances, 42 paused partitions, 70.0 partition-s</td>" in html
+    # A long id is written whole, wrapping where the cell needs (never cut).
     long_id = "prod-west/search-processor-2-with-a-very-long-name-of-its-own"
-    assert f"<span class='id' title='{long_id}'>{long_id}</span>" in html
-    assert "text-overflow:ellipsis" in html
+    assert f"<span class='id'>{long_id}</span>" in html
+    assert ".id{overflow-wrap:anywhere}" in html
 
 
 def test_report_is_one_self_contained_escaped_page(tmp_path):
@@ -259,9 +260,10 @@ def test_every_chart_has_a_legend_and_fits_its_labels():
 
 
 def test_long_labels_are_ellipsized_with_the_whole_id_in_a_tooltip():
-    long_id = "a-group-id-far-too-long-for-the-label-column-of-the-chart"
+    long_id = "a-group-id-far-too-long-for-the-label-column-of-the-chart" * 2
     html = svg.bars("t", [long_id], {"s": [1.0]})
-    assert f"<title>{long_id}</title>{long_id[:32]}…</text>" in html
+    # Cut in the middle: the start (cluster) and the end (what tells ids apart) stay.
+    assert f"<title>{long_id}</title>{long_id[:43]}…{long_id[-22:]}</text>" in html
 
 
 def test_the_timeline_axis_spans_the_days_rebalances_only():
@@ -327,14 +329,14 @@ def test_report_shows_bidi_and_invisible_characters_in_ids_escaped():
     assert [c for c in hidden if c in html] == []
     spelled = "grp-evil\\u202ekoorg"
     # Bars and the timeline's lane label (SVG text, whole in its tooltip).
-    assert f'end"><title>c\\u2066/{spelled}</title>c\\u2066/{spelled}</text>' in html
-    assert f'end"><title>c/{spelled}</title>c/{spelled}</text>' in html
+    assert f'"><title>c\\u2066/{spelled}</title>c\\u2066/{spelled}</text>' in html
+    assert f'"><title>c/{spelled}</title>c/{spelled}<tspan' in html
     assert "<title>sticky\\u200f</title>sticky\\u200f</text>" in html
     assert "<title>c/g\\u001b[31m t\\u00a0x</title>c/g\\u001b[31m t\\u00a0x</text>" in html
     assert "<title>c/g\\u200b1</title>c/g\\u200b1</text>" in html
     # The first sections' tables: the group cell and its tooltip, the change.
-    assert f"<span class='id' title='c\\u2066/{spelled}'>c\\u2066/{spelled}</span>" in html
-    assert "<td>range -&gt; sticky\\u061c</td>" in html
+    assert f"<span class='id'>c\\u2066/{spelled}</span>" in html
+    assert "'change'>range -&gt; sticky\\u061c</td>" in html
     # The timeline's tooltip.
     assert "<title>generation 2 at 06:30:00: left\\u202a, 2,500 ms</title>" in html
 

@@ -8,7 +8,10 @@ FAILED_STATUS (1) for a run that failed for a reason the user can act on (JobFai
 from __future__ import annotations
 
 import argparse
+import calendar
 import datetime as dt
+import difflib
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -20,6 +23,8 @@ from fleet_rebalance.config import Config, ConfigError, load_config, one_line, s
 from fleet_rebalance.filesystems import location
 
 DEFAULT_CONF = "conf/local.yaml"
+# Set by spark-submit.sh: the project directory it runs from.
+PROJECT_DIR_ENV = "FLEET_PROJECT_DIR"
 # A run date's previous day (the replay's carried-over state) and next day (the end of
 # its window) must exist, and captures are stamped in Unix time.
 FIRST_DATE = dt.date(1970, 1, 2)
@@ -60,6 +65,9 @@ ALL_HELP = (
     "for the same inputs is skipped, so a re-run resumes where a failed one stopped"
 )
 SQL_FORMATS = ("table", "csv", "json", "markdown")
+# sql's engines: Spark (the default; clusters, Delta's own SQL) or DuckDB over Arrow
+# reads of the tables by deltalake, here and without a JVM.
+SQL_ENGINES = ("spark", "duckdb")
 DEFAULT_RETAIN_DAYS = 7  # maintain's: Delta's own default file retention
 NO_RAW_ROOT_HINT = "pass --raw-root with the directory (or URI) the captures are under"
 EXIT_STATUS_EPILOG = (
@@ -86,12 +94,39 @@ class JobFailed(RuntimeError):
         super().__init__(one_line(message))
 
 
+UNRECOGNIZED = "unrecognized arguments: "
+INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)")
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """'; did you mean X?' for the closest of choices to a mistyped word, or ''
+    (argparse suggests only from Python 3.12 on)."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 class JobParser(argparse.ArgumentParser):
     """argparse whose mistakes raise UsageError (one line) rather than printing the
-    usage block and exiting, so the launcher can check a job's flags in-process."""
+    usage block and exiting, so the launcher can check a job's flags in-process; a
+    mistyped flag or choice gets the closest known one."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message, see_help=True)
+        raise UsageError(message + self._suggestion(message), see_help=True)
+
+    def _suggestion(self, message: str) -> str:
+        if message.startswith(UNRECOGNIZED):
+            flags = [f for f in self._option_string_actions if f.startswith("--")]
+            for word in message[len(UNRECOGNIZED) :].split(" "):
+                if word.startswith("--"):
+                    hint = did_you_mean(word.partition("=")[0], flags)
+                    if hint:
+                        return hint
+            return ""
+        choice = INVALID_CHOICE.fullmatch(message)
+        if choice:
+            names = [c.strip().strip("'") for c in choice.group(3).split(",")]
+            return did_you_mean(choice.group(2), names)
+        return ""
 
 
 @dataclass(frozen=True)
@@ -130,16 +165,29 @@ def error_text(exc: BaseException) -> str:
 
 def iso_date(text: str) -> dt.date:
     # fromisoformat alone would also take 20261120 and 2026-W47-5.
-    try:
-        date = dt.date.fromisoformat(text) if ISO_DATE.fullmatch(text) else None
-    except ValueError:  # 2026-02-30
-        date = None
-    if date is None:
+    if not ISO_DATE.fullmatch(text):
         raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, found {shown(text)}")
+    try:
+        date = dt.date.fromisoformat(text)
+    except ValueError:  # 2026-02-30: the right form, a day that does not exist
+        raise argparse.ArgumentTypeError(impossible_day(text)) from None
     problem = date_problem(date)
     if problem:
         raise argparse.ArgumentTypeError(problem)
     return date
+
+
+def impossible_day(text: str) -> str:
+    """Why a YYYY-MM-DD text names no day: its month, or its month's length."""
+    year, month, day = (int(part) for part in text.split("-"))
+    if not 1 <= month <= 12:
+        return f"no such day {text}: there is no month {month:02d} (01 to 12)"
+    if year < 1:
+        return f"expected a date from {FIRST_DATE} to {LAST_DATE}, found {text}"
+    if day == 0:
+        return f"no such day {text}: days start at 01"
+    days = calendar.monthrange(year, month)[1]
+    return f"no such day {text}: {calendar.month_name[month]} {year} has {days} days"
 
 
 def date_problem(date: dt.date) -> str | None:
@@ -301,6 +349,14 @@ def sql_parser() -> JobParser:
         help="rows shown per statement by --format table and markdown (default: 1000); "
         "csv and json print every row",
     )
+    parser.add_argument(
+        "--engine",
+        choices=SQL_ENGINES,
+        default="spark",
+        help="spark: a SparkSession, Spark SQL and Delta's (time travel, DESCRIBE HISTORY); "
+        "duckdb: DuckDB in this process over the tables as deltalake reads them, no JVM "
+        "(a statement in a form DuckDB's SQL lacks is refused in one line) (default: spark)",
+    )
     add_log_flags(parser)
     return parser
 
@@ -405,7 +461,8 @@ def job_parser(job: str) -> argparse.ArgumentParser:
     if job == "maintain":
         return maintain_parser()
     if job not in PIPELINE_JOBS:
-        raise UsageError(f"unknown job {job!r}")
+        known = [*PIPELINE_JOBS, "sql", "generate", "maintain"]
+        raise UsageError(f"unknown job {job!r}{did_you_mean(job, known)}")
     parser = pipeline_parser(job, DESCRIPTIONS[job])
     if job == "replay":
         parser.add_argument(
@@ -470,7 +527,7 @@ def job_config(args: argparse.Namespace, job: str) -> Config:
     """The conf with the command line's overrides, after the flags' own checks; a
     missing conf file is named with where it was looked for."""
     check_date_flags(args)
-    path = Path(args.conf)
+    path = default_conf() if args.conf == DEFAULT_CONF else Path(args.conf)
     if not path.exists() and not path.is_symlink():
         where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
         if args.conf == DEFAULT_CONF:
@@ -482,9 +539,17 @@ def job_config(args: argparse.Namespace, job: str) -> Config:
             f"--conf {args.conf}: no such file{where}; pass the path of a YAML conf such as "
             f"{DEFAULT_CONF}"
         )
-    return load_config(
-        args.conf, raw_root=getattr(args, "raw_root", None), warehouse=args.warehouse
-    )
+    return load_config(path, raw_root=getattr(args, "raw_root", None), warehouse=args.warehouse)
+
+
+def default_conf() -> Path:
+    """The default --conf: conf/local.yaml in the current directory, else the one of the
+    project spark-submit.sh runs from (so it works from any directory)."""
+    here = Path(DEFAULT_CONF)
+    project = os.environ.get(PROJECT_DIR_ENV)
+    if here.exists() or not project:
+        return here
+    return Path(project) / DEFAULT_CONF
 
 
 def default_run_date(config: Config, today: dt.date | None = None) -> dt.date:

@@ -37,6 +37,8 @@ from fleet_rebalance.filesystems import (
 ENGINES = ("auto", "delta-rs", "delta-spark")
 READERS = ("auto", "spark", "arrow")
 DEFAULT_DATES = ("yesterday", "latest")
+# Config keys holding a location; a relative one is relative to the conf file's directory.
+PATH_KEYS = ("raw_root", "warehouse")
 # Named groups parse_capture_path reads from capture.path_pattern; any other name would
 # be silently ignored.
 PATH_GROUPS = ("cluster", "timestamp", "group")
@@ -102,6 +104,9 @@ class CaptureConfig:
     path_pattern: str = r"^(?P<cluster>[^/]+)/"
     # Zone the brokers' log4j timestamps are written in.
     log_timezone: str = "UTC"
+    # Memory one parse task may use, in MiB: a file larger than that allows is parsed a
+    # chunk of lines at a time (capture/chunks.py), whatever its size.
+    max_memory_mb: int = 512
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,9 @@ class MetricsConfig:
     # later: a generation logged as ending in between is before the capture when the
     # capture already shows its member change.
     capture_skew_s: int = 10
+    # A KIP-848 member behind its target epoch in captures spanning this many seconds
+    # is stuck reconciling (the consumer's max.poll.interval.ms, 5 minutes by default).
+    reconcile_stuck_s: int = 300
     # group_health: a group needs attention at this many rebalances in a day (initial
     # joins not counted), or at this mean lag skew (max member lag / mean member lag)
     # when some partition lagged at least attention_min_lag messages.
@@ -146,6 +154,13 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True)
+class ReportConfig:
+    # The report's "last N days" section reads group_health and lag_distribution for
+    # these many dates up to the run date (its partitions only).
+    history_days: int = 14
+
+
+@dataclass(frozen=True)
 class Config:
     app_name: str = "fleet_rebalance"
     master: str = "local[*]"
@@ -157,6 +172,7 @@ class Config:
     storage: StorageConfig = field(default_factory=StorageConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
@@ -174,8 +190,10 @@ def load_config(
 ) -> Config:
     """Read one YAML file; flags given on the command line override its values.
 
-    Relative raw_root and warehouse paths are made absolute against base_dir (default:
-    the current directory), so executors and later steps see the same location.
+    Relative paths (PATH_KEYS) are made absolute, so executors and later steps see the
+    same location: those in the file against the file's directory (a conf means the
+    same wherever it is run from), those given here (the command line's) against
+    base_dir (default: the current directory).
     """
     path = Path(path)
     raw = _read_yaml(path)
@@ -188,18 +206,26 @@ def load_config(
             raise ConfigError(f"{key} given on the command line: {problem}")
     config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
     _validate(config, path)
-    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    conf_dir = path.absolute().parent
+    flags_dir = Path(base_dir) if base_dir is not None else Path.cwd()
     resolved = {}
-    for key in ("raw_root", "warehouse"):
+    for key in PATH_KEYS:
         value = getattr(config, key)
-        local = "://" not in value and not value.startswith("file:")
+        base = conf_dir if overrides[key] is None else flags_dir
         try:
-            resolved[key] = location(str(base / value) if local else value).uri
+            resolved[key] = location(_absolute(value, base)).uri
         except LocationError as exc:
             raise ConfigError(f"{path}: {key}: {exc}") from exc
     config = dataclasses.replace(config, **resolved)
     _check_store_options(config, path)
     return config
+
+
+def _absolute(value: str, base: Path) -> str:
+    """A local relative path joined to base (`..` folded); a URI or absolute path as is."""
+    if "://" in value or value.startswith("file:") or Path(value).is_absolute():
+        return value
+    return os.path.normpath(base / value)
 
 
 class _Refused(yaml.MarkedYAMLError):
@@ -443,6 +469,12 @@ def _lag(value: int) -> str | None:
     return f"expected an offset count from 0 to 2^63-1, found {shown(value)}"
 
 
+def _memory_mb(value: int) -> str | None:
+    if 64 <= value <= 1 << 20:
+        return None
+    return f"expected MiB from 64 to 1048576, found {shown(value)}"
+
+
 def _path_pattern(value: str) -> str | None:
     try:
         compiled = re.compile(value)
@@ -485,6 +517,7 @@ CHECKS: dict[str, Check] = {
     "storage.reader": _one_of(READERS),
     "capture.path_pattern": _path_pattern,
     "capture.log_timezone": _time_zone,
+    "capture.max_memory_mb": _memory_mb,
     "metrics.offsets_topic_partitions": _count,
     "metrics.burrow_intervals": _count,
     "metrics.burrow_allowed_lag": _lag,
@@ -495,12 +528,14 @@ CHECKS: dict[str, Check] = {
     "metrics.attention_min_lag": _lag,
     "metrics.rejoin_window_s": _count,
     "metrics.capture_skew_s": _seconds,
+    "metrics.reconcile_stuck_s": _seconds,
     "metrics.change_min_rebalances_saved": _count,
     "metrics.change_min_seconds_saved": _positive,
     "metrics.change_min_paused_partitions_saved": _count,
     "metrics.change_min_skew_gain": _positive,
     "metrics.migration_gain_factor": _factor,
     "metrics.crash_loop_restarts": _count,
+    "report.history_days": _count,
 }
 
 

@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from fleet_rebalance.cli import FAILED_STATUS, USAGE_STATUS, JobFailed, UsageError, job_parser
+from fleet_rebalance.cli import (
+    DEFAULT_CONF,
+    FAILED_STATUS,
+    USAGE_STATUS,
+    JobFailed,
+    UsageError,
+    did_you_mean,
+    job_parser,
+)
 from fleet_rebalance.config import ConfigError, load_config
 from fleet_rebalance.driver_stderr import LAUNCHER_PID_ENV, append_on_regular_stderr
 from fleet_rebalance.filesystems import S3_SCHEMES, location
@@ -32,7 +40,7 @@ JOBS = {
     "replay": "bronze -> silver: each group's history through every assignor",
     "metrics": "silver -> gold tables",
     "nightly": "ingest, replay and metrics for a date (or a backfill) in one SparkSession",
-    "sql": "run SQL statements over every output table, in one SparkSession",
+    "sql": "run SQL statements over every output table, in one SparkSession (or DuckDB)",
     "generate": "write a synthetic fleet of raw captures",
     "maintain": "compact, VACUUM and checkpoint every Delta table (weekly)",
     "test": "run the test suite (pytest; flags after the job go to pytest)",
@@ -114,9 +122,15 @@ def split_args(argv: Sequence[str]) -> Launch:
         raise UsageError("no job given", see_help=True)
     job = argv.pop(0)
     if job.startswith("-") and job not in JOBS:
+        hint = did_you_mean(job, ["--delta-packages", "--help"])
+        if hint:
+            raise UsageError(f"unknown flag {job}{hint}", see_help=True)
         raise UsageError(f"{job} before the job: flags go after it (./spark-submit.sh <job> {job})")
     if job not in JOBS:
-        raise UsageError(f"unknown job {job!r} (jobs: {', '.join(JOBS)})", see_help=True)
+        raise UsageError(
+            f"unknown job {job!r} (jobs: {', '.join(JOBS)}){did_you_mean(job, list(JOBS))}",
+            see_help=True,
+        )
     launch = Launch(job=job, delta_packages=delta_packages)
     if job == "test":
         launch.job_args = argv
@@ -167,7 +181,8 @@ def conf_file(job_args: Sequence[str], project: Path) -> Path:
             return Path(job_args[i + 1])
         if arg.startswith("--conf="):
             return Path(arg.split("=", 1)[1])
-    return project / "conf" / "local.yaml"
+    here = Path(DEFAULT_CONF)
+    return here if here.exists() else project / DEFAULT_CONF
 
 
 def resolve_master(launch: Launch, project: Path) -> str:
@@ -259,7 +274,7 @@ def jvm_jars(launch: Launch, project: Path) -> list[Path]:
     --delta-packages or a conf saying storage.engine: delta-spark, and Hadoop's S3A
     where the conf reads S3 stores with Spark's own reader (storage.reader: spark)."""
     sets = ["delta"] if launch.delta_packages else []
-    path = conf_file(launch.job_args, Path.cwd())
+    path = conf_file(launch.job_args, project)
     if path.is_file():
         config = load_config(path)
         if config.storage.engine == "delta-spark" and "delta" not in sets:
@@ -271,6 +286,39 @@ def jvm_jars(launch: Launch, project: Path) -> list[Path]:
         return [jar for name in sets for jar in classpath(project, name)]
     except JvmDependencyError as exc:
         raise JobFailed(str(exc)) from exc
+
+
+def run_without_spark(launch: Launch) -> int:
+    """sql --engine duckdb, in this process: no spark-submit, no JVM."""
+    given = spark_flags_given(launch)
+    if given:
+        raise UsageError(
+            f"{given[0]} is for Spark and sql --engine duckdb runs without it, here; "
+            "drop it, or pass --engine spark"
+        )
+    from fleet_rebalance.run_job import run_job
+    from fleet_rebalance.sql_duckdb import main as duckdb_main
+
+    try:
+        run_job("sql", duckdb_main, launch.job_args)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else FAILED_STATUS
+    return 0  # not reached: run_job exits
+
+
+def spark_flags_given(launch: Launch) -> list[str]:
+    """The Spark flags on a command line (--master, --deploy-mode, --delta-packages,
+    --packages, --conf KEY=VALUE, those after `--`)."""
+    given = [
+        flag
+        for flag, value in (
+            ("--master", launch.master),
+            ("--deploy-mode", launch.deploy_mode),
+            ("--delta-packages", launch.delta_packages),
+        )
+        if value
+    ]
+    return given + list(launch.spark_args[:1])
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
@@ -302,7 +350,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         # The job would refuse these only after the JVM started (10-40 s). Where a
         # cluster-mode driver runs, its conf and paths may exist only there.
         here = launch.deploy_mode != "cluster"
-        conf = conf_file(launch.job_args, Path.cwd())
+        conf = conf_file(launch.job_args, project)
         launch.job_args = check_launch(
             launch.job,
             launch.job_args,
@@ -312,6 +360,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         )
         if launch.job in NO_SPARK_JOBS:
             return subprocess.call([sys.executable, str(script), *launch.job_args], cwd=Path.cwd())
+        if launch.job == "sql" and job_parser("sql").parse_args(launch.job_args).engine == "duckdb":
+            return run_without_spark(launch)
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)

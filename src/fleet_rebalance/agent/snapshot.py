@@ -12,9 +12,8 @@ Reconciling) and `capture_error`.
 
 A group the agent could not describe (or whose offsets it could not read) is written
 with `capture_error` and nothing else: no members, no offsets, state null. The parser
-turns it into one group_states row with state null, and replay counts a capture only
-when it has members or state Empty, so the group is a gap there, never "all members
-left" (see the report for the parser change that would drop that row).
+turns it into no row at all (capture/jsonl.py), so the group is a gap there, never "all
+members left"; the file's ingested_files.reason names the groups.
 
 `topics.txt` is `kafka-topics.sh --describe`'s layout (FORMATS.md 2): Configs empty
 (the agent does not read topic configs) and no Elr fields (the admin API has none).

@@ -4,25 +4,34 @@ Spark-free: this is the code inside the ingest's parse tasks. It reads each file
 capture from the store, parses it, completes the members rows from the same capture's
 offsets, and yields typed Arrow batches per bronze table plus one line-accounting
 summary per file; the task hands the batches to the tables' sinks.
+
+Memory. An offsets file parsed in chunks (capture/chunks.py) has its rows written a
+chunk at a time (parse.stream_parts, parse_file_parts); once written, only what members
+enrichment reads of them stays until the capture's end (enrichment_keys.py). A file of
+the other kinds is held whole until its summary (their bulk is in logs, whose rows are
+few per line).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from fleet_rebalance.capture import store
-from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
-from fleet_rebalance.capture.parse import parse_capture
+from fleet_rebalance.capture.chunks import DEFAULT_MAX_MEMORY_MB
+from fleet_rebalance.capture.enrichment_keys import OffsetsKept
+from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA
+from fleet_rebalance.capture.parse import Parts, finish, stream_parts
 from fleet_rebalance.capture.paths import CapturePath
 from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OFFSETS, OK, ParseResult
 from fleet_rebalance.capture.schemas import TABLES
+from fleet_rebalance.capture.stray_dates import quarantine_stray_dates
 from fleet_rebalance.filesystems import Location
 
 ARROW_BATCH_ROWS = 20_000
@@ -32,59 +41,131 @@ FILE_REPORT = "file"
 REASON_CHARS = 1000
 
 
+FileParts = Generator[ParseResult, None, tuple[ParseResult, str | None]]
+# What a capture_batches `parse` gives for a file: its result and sha256, or the parts
+# of a file parsed in chunks that end with them (parse_file_parts).
+Parsed = tuple[ParseResult, str | None] | FileParts
+
+
 def parse_file(
-    raw_root: Location, file: dict[str, Any], *, path_pattern: str, log_timezone: str | None
+    raw_root: Location,
+    file: dict[str, Any],
+    *,
+    path_pattern: str,
+    log_timezone: str | None,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
 ) -> tuple[ParseResult, str | None]:
-    """One file's rows, and the sha256 of the very bytes they came from; `file` carries
-    its path as discovery parsed it (relative, cluster, captured_at, group). A file that
-    cannot be read any more (unreadable, vanished, or replaced by a FIFO or a link out
-    of raw_root since the listing) is one whole-file quarantine row with the reason,
-    status skipped (failed_capture when reading failed mid-way), and no sha256: no
-    exception ends the task."""
+    """One file's rows, and the sha256 of the very bytes they came from (as stored:
+    compressed when the file is), read and parsed as a stream; parse_file_parts with
+    every part left in the result."""
+    return finish(
+        parse_file_parts(
+            raw_root,
+            file,
+            path_pattern=path_pattern,
+            log_timezone=log_timezone,
+            max_memory_mb=max_memory_mb,
+        )
+    )
+
+
+def parse_file_parts(
+    raw_root: Location,
+    file: dict[str, Any],
+    *,
+    path_pattern: str,
+    log_timezone: str | None,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+) -> FileParts:
+    """parse_file a chunk at a time (parse.stream_parts), for capture_batches. `file`
+    carries its path as discovery parsed it (relative, cluster, captured_at, group). A
+    file that cannot be read any more (unreadable, vanished, or replaced by a FIFO or a
+    link out of raw_root since the listing) is one whole-file quarantine row with the
+    reason, status skipped (failed_capture when reading failed mid-way), and no sha256:
+    no exception ends the task."""
     relative = file["relative"]
+    path = CapturePath(file["cluster"], file["captured_at"], file["group"])
     try:
-        data = store.read_capture(raw_root, relative)
+        with store.open_capture(raw_root, relative) as stream:  # read as it is parsed
+            parts: Parts = stream_parts(
+                relative,
+                stream,
+                path_pattern=path_pattern,
+                log_timezone=log_timezone,
+                path=path,
+                max_memory_mb=max_memory_mb,
+            )
+            return (yield from parts)
     except store.UnreadableFile as exc:
         unread = ParseResult(kind="unknown", status=exc.status)
         unread.reject_file(exc.reason)
         return unread, None
-    path = CapturePath(file["cluster"], file["captured_at"], file["group"])
-    result = parse_capture(
-        relative, data, path_pattern=path_pattern, log_timezone=log_timezone, path=path
-    )
-    return result, hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Written:
+    """What a file's offsets rows written before its summary count (chunk by chunk,
+    then the rest)."""
+
+    rows: int = 0
+    other_dates: int = 0
+    unfit: list[dict[str, Any]] = field(default_factory=list)
+    taken: int = 0  # rows taken out of the parts, of any date, fit or not
+    # The parts' accounting, which a file that fails mid-way loses with its result.
+    seen: ParseResult = field(default_factory=lambda: ParseResult(kind=OFFSETS))
 
 
 def capture_batches(
     files: list[dict[str, Any]],
-    parse: Callable[[dict[str, Any]], tuple[ParseResult, str | None]],
+    parse: Callable[[dict[str, Any]], Parsed],
     run_date: dt.date,
 ) -> Iterator[tuple[str, Any]]:
     """One capture's rows of the run date as (table, batch), and each file's summary as
-    (FILE_REPORT, dict). Offsets leave file by file; members wait for the whole capture,
-    whose offsets complete them."""
-    parsed: list[tuple[str, ParseResult, str | None, int, int, list[dict[str, Any]]]] = []
-    tables: list[pa.Table] = []
+    (FILE_REPORT, dict). Offsets leave file by file (a file parsed in chunks, chunk by
+    chunk); members wait for the whole capture, whose offsets complete them."""
+    parsed: list[tuple[str, ParseResult, str | None, int, int, list[dict[str, Any]], int]] = []
+    offsets_kept = OffsetsKept()
     for file in files:
         relative = file["relative"]
-        result, sha256 = parse(file)
+        written = Written()
+        outcome = parse(file)
+        if isinstance(outcome, tuple):
+            result, sha256 = outcome
+        else:
+            result, sha256 = yield from _offsets_by_chunk(
+                outcome, file, run_date, written, offsets_kept
+            )
+        quarantine_stray_dates(result, file["captured_at"], run_date)
         records, unfit = _records_table(result, OFFSETS)
         table, other_dates = _on_date(records, run_date)
-        tables.append(table)
-        for batch in table.to_batches(ARROW_BATCH_ROWS):
-            yield OFFSETS, batch
-        parsed.append((relative, result, sha256, table.num_rows, other_dates, unfit))
-    capture = CaptureOffsets.of(tables)
-    for relative, result, sha256, offsets, other_dates, unfit in parsed:
-        records, unfit_members = _records_table(result, MEMBERS)
-        unfit += unfit_members
-        members, other_members = _on_date(records, run_date)
-        if members.num_rows:
-            warned_groups = pa.array(sorted(result.rebalancing), pa.string())
-            warned = pc.is_in(members["group_id"], warned_groups)
-            members = members.set_column(
-                members.schema.get_field_index("rebalancing"), "rebalancing", warned
+        offsets_kept.add(table)
+        written.rows += table.num_rows
+        if written.taken:
+            result = _after_written(result, written)
+        # Written: the members pass needs them no more (the summary counts them).
+        written.taken += sum(b.num_rows for b in result.batches.pop(OFFSETS, []))
+        written.taken += len(result.rows.pop(OFFSETS, []))
+        batches = table.to_batches(ARROW_BATCH_ROWS)[::-1]
+        del records, table
+        while batches:
+            yield OFFSETS, batches.pop()
+        parsed.append(
+            (
+                relative,
+                result,
+                sha256,
+                written.rows,
+                written.other_dates + other_dates,
+                [*written.unfit, *unfit],
+                written.taken,
             )
+        )
+    members_of = [_members_table(entry[1], run_date) for entry in parsed]
+    capture = offsets_kept.capture(members for members, _, _ in members_of)
+    for entry, (members, other_members, unfit_members) in zip(parsed, members_of, strict=True):
+        relative, result, sha256, offsets, other_dates, unfit, taken = entry
+        unfit += unfit_members
+        if members.num_rows:
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
                 yield MEMBERS, batch
         counts = Counter({OFFSETS: offsets, MEMBERS: members.num_rows})
@@ -104,7 +185,76 @@ def capture_batches(
             rows = [{**q, "source_file": relative, "capture_date": run_date} for q in quarantine]
             counts["quarantine"] = len(rows)
             yield "quarantine", _arrow_rows(rows, TABLES["quarantine"])[0]
-        yield FILE_REPORT, _summary(relative, result, sha256, run_date, other, counts, unfit)
+        summary = _summary(relative, result, sha256, run_date, other, counts, unfit, taken)
+        yield FILE_REPORT, summary
+
+
+def _offsets_by_chunk(
+    parts: FileParts,
+    file: dict[str, Any],
+    run_date: dt.date,
+    written: Written,
+    kept: OffsetsKept,
+) -> Generator[tuple[str, Any], None, tuple[ParseResult, str | None]]:
+    """An offsets file's rows of each chunk but the last as (OFFSETS, batch), taken out
+    of its parts as capture_batches treats a whole file's; what they count is added up
+    in `written`, what enrichment reads of them in `kept`. The parts of other kinds
+    stay whole. Returns the file's result."""
+    while True:
+        try:
+            part = next(parts)
+        except StopIteration as end:
+            return end.value
+        if part.kind != OFFSETS:
+            continue
+        quarantine_stray_dates(part, file["captured_at"], run_date)
+        _account(written.seen, part)
+        taken = ParseResult(
+            kind=part.kind,
+            rows={OFFSETS: part.rows.pop(OFFSETS, [])},
+            batches={OFFSETS: part.batches.pop(OFFSETS, [])},
+            common=part.common,
+        )
+        written.taken += taken.row_count
+        records, unfit = _records_table(taken, OFFSETS)
+        table, other_dates = _on_date(records, run_date)
+        written.rows += table.num_rows
+        written.other_dates += other_dates
+        written.unfit += unfit
+        kept.add(table)
+        batches = table.to_batches(ARROW_BATCH_ROWS)[::-1]
+        del part, taken, records, table  # not held while the next chunk is parsed
+        while batches:
+            yield OFFSETS, batches.pop()
+
+
+def _account(seen: ParseResult, part: ParseResult) -> None:
+    seen.lines += part.lines
+    seen.structural += part.structural
+    seen.row_lines += part.row_lines
+    seen.quarantine += part.quarantine
+    seen.notes.update(part.notes)
+
+
+def _after_written(result: ParseResult, written: Written) -> ParseResult:
+    """A file's result when some of its rows were written before it ended: as read, if
+    reading failed mid-way (the lines of the chunks written stay, with the failure as a
+    whole-file row standing for no line, like a cut compressed stream)."""
+    if result.kind != "unknown" or result.file_reason is None:
+        return result
+    seen = written.seen
+    read = ParseResult(
+        kind=OFFSETS,
+        lines=seen.lines,
+        structural=seen.structural,
+        row_lines=seen.row_lines,
+        quarantine=list(seen.quarantine),
+        status=result.status,
+        notes=seen.notes,
+    )
+    read.notes["rows written before reading failed"] += written.rows
+    read.reject_file(result.file_reason, lines=0)
+    return read
 
 
 def _arrow_rows(
@@ -158,6 +308,22 @@ def _records_table(result: ParseResult, table: str) -> tuple[pa.Table, list[dict
     return (pa.concat_tables(parts) if parts else schema.empty_table()), unfit
 
 
+def _members_table(
+    result: ParseResult, run_date: dt.date
+) -> tuple[pa.Table, int, list[dict[str, Any]]]:
+    """A file's members rows of the run date flagged `rebalancing` where the tool
+    warned, how many of another date were left out, and its unfit rows."""
+    records, unfit = _records_table(result, MEMBERS)
+    members, other_dates = _on_date(records, run_date)
+    if members.num_rows:
+        warned_groups = pa.array(sorted(result.rebalancing), pa.string())
+        warned = pc.is_in(members["group_id"], warned_groups)
+        members = members.set_column(
+            members.schema.get_field_index("rebalancing"), "rebalancing", warned
+        )
+    return members, other_dates, unfit
+
+
 def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
     """The rows of the run date, and how many of another date were left out."""
     if not table.num_rows:
@@ -174,10 +340,12 @@ def _summary(
     other_dates: int,
     table_rows: Counter[str],
     unfit: list[dict[str, Any]],
+    taken: int = 0,
 ) -> dict[str, Any]:
     """One file's line accounting; `other_dates` counts its rows of another date left
     out, `table_rows` its rows of the run date per table, `unfit` the rows quarantined
-    for values their columns cannot hold (their lines move from parsed to quarantined)."""
+    for values their columns cannot hold (their lines move from parsed to quarantined),
+    `taken` the rows written a chunk at a time, no longer in `result`."""
     unfit = list({q["line_number"]: q for q in reversed(unfit)}.values())  # one per line
     quarantine = [*result.quarantine, *unfit]
     notes = {**result.notes, **({"rows of other dates": other_dates} if other_dates else {})}
@@ -198,24 +366,29 @@ def _summary(
         "quarantined_lines": result.quarantined_lines + len(unfit),
         "file_quarantine": result.file_reason,
         "quarantine_reasons": Counter(q["reason"] for q in quarantine),
-        "rows": result.row_count - other_dates - len(unfit),
+        "rows": result.row_count + taken - other_dates - len(unfit),
         "reconciles": result.reconciles(),
         "table_rows": {t: n for t, n in table_rows.items() if n},
         "capture_date": run_date,
         "notes": notes,
-        "reason": file_reason(quarantine, notes),
+        "reason": file_reason(quarantine, notes, result.failed_groups_note),
+        "failed_groups": result.failed_groups_note,
     }
 
 
-def file_reason(quarantine: list[dict[str, Any]], notes: dict[str, int]) -> str | None:
+def file_reason(
+    quarantine: list[dict[str, Any]], notes: dict[str, int], failed_groups: str | None = None
+) -> str | None:
     """What ingested_files.reason says of a file: why it was refused, or how many of its
-    lines were quarantined and why, and the parser's notes; None for a clean file."""
+    lines were quarantined and why, the groups its exporter failed to capture, and the
+    parser's notes; None for a clean file."""
     whole = next((q["reason"] for q in quarantine if q["line_number"] is None), None)
     parts = [whole] if whole else []
     if not whole and quarantine:
         reasons = Counter(q["reason"] for q in quarantine).most_common()
         more = f" (and {len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ""
         parts.append(f"{len(quarantine)} line(s) quarantined, e.g. {reasons[0][0]}{more}")
+    parts += [failed_groups] if failed_groups else []
     parts += [f"{note}: {count}" for note, count in sorted(notes.items())]
     reason = "; ".join(parts)
     return (reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 3] + "...") or None

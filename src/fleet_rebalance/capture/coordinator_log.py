@@ -269,6 +269,23 @@ EVENTS: list[tuple[str, re.Pattern]] = [
             "member_left",
             rf"^{KIP848}\[MemberId \S+?\] Member (?P<member>\S+) left the streams group\.$",
         ),
+        # -- streams groups' static members (4.1 +, read from the 4.4 coordinator jar)
+        (
+            "static_member_joined",
+            rf"^{KIP848}\[MemberId \S+?\] Static member (?P<member>\S+) with instance id "
+            r"(?P<instance>\S+) joins the streams group\.$",
+        ),
+        (
+            "static_member_rejoined",
+            rf"^{KIP848}\[MemberId \S+?\] Static member with instance id (?P<instance>\S+) "
+            r"re-joins the streams group using the \S+ protocol\. Created a new member "
+            r"(?P<member>\S+) to replace the existing member \S+?\.$",
+        ),
+        (
+            "member_left",
+            rf"^{KIP848}\[MemberId \S+?\] Static member (?P<member>\S+) with instance id "
+            r"(?P<instance>\S+) (?:(?P<reason>temporarily) )?left the streams group\.$",
+        ),
         (
             "member_fenced",
             rf"^{KIP848} (?:Streams )?[Mm]ember (?P<member>\S+) fenced from the group because "
@@ -349,6 +366,15 @@ KNOWN_NO_FACT = re.compile(
             rf"{ANY_GROUP}\[MemberId \S+?\] (?:Configuring the topology|Assignment configurations "
             r"changed|Member initialized the topology|Member joined with (?:stale|currently "
             r"initialized) topology|Member's new assignment state: )",
+            # streams groups, 4.4: metadata, shutdown requests (each member's leave is its
+            # own line), the task assignor's and task-to-process bookkeeping warnings
+            rf"{ANY_GROUP}\[MemberId \S+?\] (?:Member updated its member metadata to |Shutdown "
+            r"requested for the streams application\.$)",
+            rf"{ANY_GROUP} (?:Clearing shutdown requested for the streams application\.$|"
+            r"Requested topology description push at topology epoch |The configured task "
+            r"assignor '|The refined assignment does not hand out |Cannot remove the process "
+            r"ID |Setting the process ID of |Size of assignment epochs |updatedMember is "
+            r"unexpectedly null )",
             rf"{ANY_GROUP} (?:Skipping delayed target assignment|Cannot compute delayed target "
             r"assignment|Group not found during initial rebalance)",
             # share groups' state partitions

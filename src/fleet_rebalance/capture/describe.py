@@ -9,8 +9,10 @@ structural, or quarantined where the tool printed one instead of a row (lines.py
 layouts without GROUP column (0.10.2-2.2) take the group from the capture path, else
 from the tool's message right above the table when the file names one group only.
 A row whose GROUP is `-` (the tool's no-value mark, no group id), whose numeric cell
-(CURRENT-EPOCH and TARGET-EPOCH included, though not stored) is no Kafka integer, or
-that holds a control character is quarantined with the reason, never stored.
+(the 4.x epochs included) is no Kafka integer, whose UPGRADED is not true, false or `-`,
+or that holds a control character is quarantined with the reason, never stored.
+kafka-share-groups.sh and kafka-streams-groups.sh views and the group lists are
+recognised here by their headers too; share_streams.py reads their rows.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fleet_rebalance.capture import lines as msg
+from fleet_rebalance.capture import share_streams as ss
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
 from fleet_rebalance.capture.bulk_view import BulkView
 from fleet_rebalance.capture.members_bulk import BulkMembers
@@ -51,7 +54,7 @@ OFFSETS_REQUIRED = (
     "CLIENT-ID",
 )
 KNOWN_COLUMNS = {
-    OFFSETS_VIEW: {"GROUP", *OFFSETS_REQUIRED, "OWNER", "LEADER-EPOCH"},
+    OFFSETS_VIEW: {"GROUP", *OFFSETS_REQUIRED, "OWNER", "LEADER-EPOCH", *ss.OFFSETS_COLUMNS},
     MEMBERS_VIEW: {
         "GROUP",
         "CONSUMER-ID",
@@ -65,6 +68,7 @@ KNOWN_COLUMNS = {
         "TARGET-EPOCH",
         "TARGET-ASSIGNMENT",
         "UPGRADED",
+        *ss.MEMBERS_COLUMNS,
     },
     STATE_VIEW: {
         "GROUP",
@@ -74,11 +78,14 @@ KNOWN_COLUMNS = {
         "#MEMBERS",
         "GROUP-EPOCH",
         "TARGET-ASSIGNMENT-EPOCH",
+        *ss.STATE_COLUMNS,
     },
 }
-FREE_TEXT_LAST = {"CLIENT-ID", "OWNER", "ASSIGNMENT"}
+FREE_TEXT_LAST = {"CLIENT-ID", "OWNER", "ASSIGNMENT", ss.STREAMS_TASKS}
 # KIP-1099 (4.x --members --verbose): member epochs, `-` for classic groups.
 EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH")
+UPGRADED = "UPGRADED"  # 4.x, mixed groups only (members.upgraded)
+UPGRADED_VALUES = {"true": True, "false": False}
 MISSING = {"-", ""}
 OLD_MISSING = {*MISSING, "unknown", "none"}
 COORDINATOR_ID = re.compile(r"^\((-?\d+)\)$", re.ASCII)
@@ -111,10 +118,16 @@ def _header_view(text: str) -> tuple[str, tuple[str, ...]] | None:
     names = set(columns)
     if "#PARTITIONS" in names and "CONSUMER-ID" in names:
         return MEMBERS_VIEW, tuple(columns)
+    if {ss.STREAMS_MEMBER, "PROCESS", "CLIENT-ID"} <= names:
+        return MEMBERS_VIEW, tuple(columns)
     if "COORDINATOR-(ID)" in names:
         return STATE_VIEW, tuple(columns)
     if {"TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET"} <= names:
         return OFFSETS_VIEW, tuple(columns)
+    if {"TOPIC", "PARTITION"} <= names and names & {ss.SHARE_OFFSETS, ss.STREAMS_OFFSETS}:
+        return OFFSETS_VIEW, tuple(columns)
+    if ss.is_list_header(columns):  # group lists feed group_states: the state kind
+        return STATE_VIEW, tuple(columns)
     return None
 
 
@@ -193,12 +206,13 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: dict[str
             state.view, state.columns, state.comma = headers[owner]
         else:
             state.view, state.columns, state.comma = None, [], False
-        state.context = contexts.get(owner, context)
+        state.context, state.owner = contexts.get(owner, context), owner
         if segment[index] != previous_segment:
             state.in_error = False
             previous_segment = segment[index]
         raw = text_lines[index]
         state.line(index + 1, raw, raw.strip(BLANKS))
+    state.tasks.finish(result.notes)
     result.quarantine.sort(key=lambda q: q["line_number"] or 0)
 
 
@@ -254,21 +268,26 @@ class _DescribeState:
         self.columns: list[str] = []
         self.comma = False
         self.in_error = False
+        self.owner = -1  # the line's header line (index), -1 before any
+        self.tasks = ss.TaskLines()
 
     def line(self, number: int, line: str, stripped: str) -> None:
         result = self.result
         in_trace = self.in_error and line[:1] in "\t "
         if not in_trace and self._message(number, line, stripped):
             return
+        if not in_trace and ss.STREAMS_MEMBER in self.columns and self._task_line(number, line):
+            return
         if self.view is None:
             problem = "row before any header line"
         elif not in_trace:
             try:
-                row = _ROW_BUILDERS[self.view](
-                    _split(stripped, self.columns, self.comma, self.view), self.context
-                )
+                values = _split(stripped, self.columns, self.comma, self.view)
+                if self.view == STATE_VIEW:
+                    values[ROW_LINE] = stripped
+                row = _ROW_BUILDERS[self.view](values, self.context)
                 _printable(stripped)
-            except RowError as exc:
+            except ss.RowProblem as exc:
                 problem = str(exc)
             else:
                 if row is None:
@@ -278,6 +297,8 @@ class _DescribeState:
                     row["line_number"] = number
                     result.add(_TABLE[self.view], row)
                     result.row_lines += 1
+                    if self.view == MEMBERS_VIEW:
+                        self.tasks.member(self.owner, row, self.columns)
                 return
         else:
             problem = "tool error stack trace"
@@ -294,10 +315,21 @@ class _DescribeState:
         else:
             result.reject(number, line, problem)
 
+    def _task_line(self, number: int, line: str) -> bool:
+        """A pre-release streams task line: its tasks join the member row above (the
+        line counts as parsed), or it is quarantined with the reason."""
+        try:
+            taken = self.tasks.take(self.owner, line.strip(BLANKS))
+        except ss.RowProblem as exc:
+            self.result.reject(number, line, str(exc))
+            return True
+        self.result.row_lines += taken
+        return taken
+
     def _message(self, number: int, line: str, stripped: str) -> bool:
         """A tool message: structural (with a note when a row shows a value as unknown
         because of it), or quarantined when the tool printed it instead of a row."""
-        found = msg.tool_message(stripped)
+        found = msg.tool_message(stripped) or msg.tool_message(stripped, ss.MESSAGES)
         if found is None:
             return False
         message = found[0]
@@ -425,7 +457,7 @@ def _int32(values: pa.Array, good: pa.Array) -> pa.Array:
     return pc.cast(pc.if_else(good, values, pa.scalar("0", pa.string())), pa.int32())
 
 
-class RowError(ValueError):
+class RowError(ss.RowProblem):
     """A row that does not fit its header; the message is the quarantine reason."""
 
 
@@ -448,10 +480,16 @@ def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, s
         tokens = [t.strip(BLANKS) for t in line.split(",")]
         if len(tokens) > len(columns) and columns[-1] in FREE_TEXT_LAST:
             tokens = [t.strip(BLANKS) for t in line.split(",", len(columns) - 1)]
+    elif view == STATE_VIEW and "COORDINATOR-(ID)" not in columns:
+        return ss.split_list(row_tokens(line), columns)
     elif view == STATE_VIEW:
         return _split_state(row_tokens(line), columns)
     else:
         tokens = row_tokens(line)
+    if len(tokens) == len(columns) - 1 and _empty_assignment(tokens, columns):
+        tokens = [*tokens, ""]
+    if len(tokens) == len(columns) - 1 and columns[-2:] == ["LEADER-EPOCH", ss.STREAMS_OFFSETS]:
+        tokens = [*tokens[:-1], "", tokens[-1]]  # pre-release streams: LEADER-EPOCH ""
     if len(tokens) == len(columns) - 1 and "CONSUMER-ID" in columns and "HOST" in columns:
         tokens = _unglue_host(tokens, columns)
     if len(tokens) < len(columns):
@@ -464,6 +502,22 @@ def _split(line: str, columns: list[str], comma: bool, view: str) -> dict[str, s
             )
         tokens = row_tokens(line, len(columns) - 1)  # the last value verbatim, spaces and all
     return dict(zip(columns, tokens, strict=True))
+
+
+ROW_LINE = "\0line"  # a state row's text beside its values (share_streams.state_type)
+
+
+def _empty_assignment(tokens: list[str], columns: list[str]) -> bool:
+    """Whether a members row one value short printed an empty last column: streams
+    members without tasks (ASSIGNMENTS ""), and share members without partitions in
+    the layout only the share tool prints (MEMBER-EPOCH before ASSIGNMENT, #PARTITIONS
+    0). The plain share layout is the consumer tool's too, whose empty ASSIGNMENT is
+    `-`: a row short there may be a truncated one, so it is quarantined."""
+    if columns[-1] == ss.STREAMS_TASKS:
+        return True
+    if columns[-2:] != [ss.SHARE_MEMBER_EPOCH, "ASSIGNMENT"]:
+        return False
+    return tokens[columns.index("#PARTITIONS")] == "0"
 
 
 def _unglue_host(tokens: list[str], columns: list[str]) -> list[str]:
@@ -495,12 +549,9 @@ def _split_state(tokens: list[str], columns: list[str]) -> dict[str, str]:
     values["COORDINATOR-(ID)"] = " ".join(tokens[position : end + 1])
     rest = tokens[end + 1 :]
     after = columns[columns.index("COORDINATOR-(ID)") + 1 :]
-    if len(rest) == len(after) - 1 and _without_strategy(rest, after):
-        rest = [
-            *rest[: after.index("ASSIGNMENT-STRATEGY")],
-            "",
-            *rest[after.index("ASSIGNMENT-STRATEGY") :],
-        ]
+    empty = _without_strategy(rest, after) if len(rest) == len(after) - 1 else None
+    if empty is not None:
+        rest = [*rest[: after.index(empty)], "", *rest[after.index(empty) :]]
     if len(rest) < len(after):
         raise _missing_column(position + 1 + len(rest), columns)
     if len(rest) > len(after):
@@ -512,15 +563,22 @@ def _split_state(tokens: list[str], columns: list[str]) -> dict[str, str]:
     return values
 
 
-def _without_strategy(rest: list[str], after: list[str]) -> bool:
-    """Whether a state row one value short printed an empty ASSIGNMENT-STRATEGY: Kafka
-    (<= 3.9) does so only for a classic group that is not Stable, so the value in the
-    STATE place must name such a state; otherwise the row lost a value (a truncated
-    `... range Stable`), and is not shifted to fit."""
-    if "ASSIGNMENT-STRATEGY" not in after or "STATE" not in after:
-        return False
-    strategy, state = after.index("ASSIGNMENT-STRATEGY"), after.index("STATE")
-    return strategy < state and rest[state - 1] in NO_STRATEGY_STATES
+def _without_strategy(rest: list[str], after: list[str]) -> str | None:
+    """The column a state row one value short printed empty, or None: Kafka (<= 3.9)
+    prints an empty ASSIGNMENT-STRATEGY only for a classic group that is not Stable, so
+    the value in the STATE place must name such a state; the streams tool (4.4 +) an
+    empty ASSIGNOR for a group without one, any state. Otherwise the row lost a value
+    (a truncated `... range Stable`), and is not shifted to fit."""
+    if "STATE" not in after:
+        return None
+    state = after.index("STATE")
+    for column, states in (
+        ("ASSIGNMENT-STRATEGY", NO_STRATEGY_STATES),
+        (ss.STREAMS_ASSIGNOR, ss.GROUP_STATES),
+    ):
+        if column in after and after.index(column) < state and rest[state - 1] in states:
+            return column
+    return None
 
 
 def _missing_column(values: int, columns: list[str]) -> RowError:
@@ -565,6 +623,8 @@ def _missing(values: dict[str, str]) -> set[str]:
 
 
 def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any] | None:
+    if ss.SHARE_OFFSETS in values or ss.STREAMS_OFFSETS in values:
+        return {"group_id": _group(values, context), **ss.offsets_row(values)}
     get = values.get
     missing = _missing(values)
     topic = get("TOPIC")
@@ -610,11 +670,15 @@ def _offsets_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
 
 
 def _members_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any]:
+    kind = ss.members_type(list(values))
+    if kind == ss.STREAMS:
+        return {"group_id": _group(values, context), **ss.streams_member(values)}
+    if kind == ss.SHARE:
+        return {"group_id": _group(values, context), **ss.share_member(values)}
     count = _number(values, "#PARTITIONS", INT32)
     if count is not None and count < 0:
         raise RowError(f"negative #PARTITIONS {count}")
-    for column in EPOCH_COLUMNS:  # not stored yet, but a row with a bad one is damaged
-        _number(values, column, INT32)
+    member_epoch, target_epoch = (_number(values, column, INT32) for column in EPOCH_COLUMNS)
     text = values.get("CURRENT-ASSIGNMENT", values.get("ASSIGNMENT"))
     pairs: list[tuple[str, int]] | None = None
     groups: list[list[int]] | None = None
@@ -639,13 +703,33 @@ def _members_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, A
         "subscription": None,
         "subscription_inferred": None,
         "assignment_groups": groups,
+        "member_epoch": member_epoch,
+        "target_epoch": target_epoch,
+        "upgraded": _upgraded(values),
     }
 
 
+def _upgraded(values: dict[str, str]) -> bool | None:
+    """UPGRADED, which 4.x prints only for a group with both classic and consumer members:
+    MemberDescription.upgraded() as Java prints it (`true`, `false`), `-` if unknown."""
+    text = values.get(UPGRADED)
+    if text is None or text in MISSING:
+        return None
+    if text not in UPGRADED_VALUES:
+        raise RowError(f"UPGRADED is {text[:40]!r}, not true, false or '-'")
+    return UPGRADED_VALUES[text]
+
+
 def _state_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any]:
+    line = values.pop(ROW_LINE, "")
+    if "COORDINATOR-(ID)" not in values:  # a group list
+        return {"group_id": _group(values, context), **ss.list_row(values)}
     coordinator = values["COORDINATOR-(ID)"]
     host, _, ident = coordinator.rpartition(" ")
-    strategy = _value(values, "ASSIGNMENT-STRATEGY")
+    # The streams tool's ASSIGNOR (4.4 +) is the group's server-side assignor, as the
+    # consumer tool's ASSIGNMENT-STRATEGY is for a consumer-protocol group.
+    strategy = _value(values, "ASSIGNMENT-STRATEGY") or _value(values, ss.STREAMS_ASSIGNOR)
+    _number(values, ss.SHARE_ASSIGNMENT_EPOCH, INT32)  # not stored; a bad one is damage
     return {
         "group_id": _group(values, context),
         "coordinator_host": host.strip() or None,
@@ -653,6 +737,9 @@ def _state_row(values: dict[str, str], context: dict[str, Any]) -> dict[str, Any
         "assignment_strategy": strategy,
         "state": _value(values, "STATE"),
         "member_count": _number(values, "#MEMBERS", INT32),
+        "group_type": ss.state_type(list(values), line),
+        "group_epoch": _number(values, "GROUP-EPOCH", INT32),
+        "target_assignment_epoch": _number(values, "TARGET-ASSIGNMENT-EPOCH", INT32),
     }
 
 

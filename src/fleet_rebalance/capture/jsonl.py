@@ -12,11 +12,33 @@
      "offsets": [{"topic": "orders", "partition": 0, "current_offset": 10,
                   "log_end_offset": 12, "consumer_id": "c-1-..."}]}
 
-Each line feeds group_states (one row), members and offsets. The bronze members table
-has no rack or generation column (DESIGN.md), so those two fields are validated but
-not stored yet. Types are strict: a snapshot with a value of the wrong JSON type (a
-string for a list, 3.7 or true for a partition, a repeated key) is quarantined whole,
-never coerced, so a group is never stored with part of its members.
+A group the exporter failed to capture is one line with its `capture_error` and
+nothing of the group (fleet-capture writes it, agent/snapshot.py):
+
+    {"group_id": "billing", "captured_at": "2026-11-20T09:10:00Z", "cluster": "prod-east",
+     "capture_error": {"stage": "describe",                # optional
+                       "reason": "COORDINATOR_NOT_AVAILABLE: Broker: Coordinator not available"}}
+
+It yields no row in any table: that group has a gap at that capture, as if a capture
+had failed, never an empty group or a departure of all its members (the replay counts a
+jsonl capture of a group only through its rows). The line is structural and the file's
+ingested_files.reason names the groups (ParseResult.failed_groups). An error that is
+not a non-empty string, or one beside a state, coordinator, members or offsets, is
+quarantined: the line contradicts itself.
+
+A snapshot whose `captured_at` is of another date than its path is quarantined with
+a `date mismatch` reason: only the run of the path's date reads the file, so no run
+would write it (capture/stray_dates.py).
+
+Optional KIP-848 keys (Kafka's admin API, 4.x): a snapshot's `group_epoch` and
+`target_assignment_epoch`, a member's `member_epoch`, `target_epoch` and `upgraded`
+(false: a classic member inside a consumer group); absent or null is unknown.
+
+Every other line feeds group_states (one row), members and offsets. The bronze
+members table has no rack or generation column (DESIGN.md), so those two fields are
+validated but not stored yet. Types are strict: a snapshot with a value of the wrong
+JSON type (a string for a list, 3.7 or true for a partition, a repeated key) is
+quarantined whole, never coerced, so a group is never stored with part of its members.
 """
 
 from __future__ import annotations
@@ -27,11 +49,30 @@ from typing import Any
 
 from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, check_int
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS, ParseResult
+from fleet_rebalance.capture.share_streams import RowProblem, group_type
+from fleet_rebalance.capture.stray_dates import mismatch_reason
 from fleet_rebalance.capture.text import BLANKS, UNPRINTED
+
+# What a snapshot tells of its group: a failed capture's line must hold none of it.
+SNAPSHOT_KEYS = ("state", "assignment_strategy", "coordinator", "members", "offsets")
 
 
 class SnapshotError(ValueError):
     pass
+
+
+class DateMismatch(ValueError):
+    """A snapshot of another date than its path: no run would write it (stray_dates.py)."""
+
+
+def _on_path_date(rows: list[tuple[str, dict[str, Any]]], context: dict[str, Any]) -> None:
+    """Only the run of a capture's path date reads it, so a snapshot of another date
+    (a `captured_at` in another time zone than the path, a copy filed under the wrong
+    directory) is quarantined here, while its line is at hand."""
+    path_date = context["common"].get("capture_date")
+    date = rows[0][1]["capture_date"] if rows else path_date
+    if path_date is not None and date != path_date:
+        raise DateMismatch(mismatch_reason(date, path_date, log=False))
 
 
 def parse_jsonl(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
@@ -41,12 +82,22 @@ def parse_jsonl(text_lines: list[str], result: ParseResult, context: dict[str, A
             continue
         try:
             snapshot = json.loads(line, object_pairs_hook=_object, parse_constant=_constant)
-            rows = _rows(snapshot, context)
+            failed = _capture_error(snapshot, context)
+            rows = [] if failed else _rows(snapshot, context)
+            _on_path_date(rows, context)
+        except DateMismatch as exc:
+            result.reject(number, line, str(exc))
+            continue
         except (SnapshotError, NumberError) as exc:
             result.reject(number, line, f"invalid snapshot: {exc}")
             continue
         except (ValueError, RecursionError) as exc:  # JSONDecodeError, 5000 digits, [[[[...
             result.reject(number, line, f"invalid snapshot: not JSON: {exc}")
+            continue
+        if failed:
+            group, error = failed
+            result.failed_groups.setdefault(group, error)
+            result.structural += 1
             continue
         for table, row in rows:
             row["line_number"] = number
@@ -66,7 +117,27 @@ def _constant(name: str) -> Any:
     raise SnapshotError(f"{name} is not JSON")
 
 
-def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _capture_error(snapshot: Any, context: dict[str, Any]) -> tuple[str, str] | None:
+    """(group id, error) of a group the exporter failed to capture, None for a snapshot."""
+    if not isinstance(snapshot, dict) or snapshot.get("capture_error") is None:
+        return None
+    error = _object_at(snapshot, "capture_error")
+    reason = _string(error.get("reason"), "capture_error.reason")
+    if not reason or not reason.strip(BLANKS):
+        raise SnapshotError("capture_error.reason must be a non-empty string")
+    _string(error.get("stage"), "capture_error.stage")
+    beside = [key for key in SNAPSHOT_KEYS if snapshot.get(key) is not None]
+    if beside:
+        raise SnapshotError(
+            f"capture_error beside {', '.join(beside)}: a group that failed to be "
+            "captured has no snapshot"
+        )
+    group, _ = _identity(snapshot, context)
+    return group, reason
+
+
+def _identity(snapshot: Any, context: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A line's group id and its values common to every row (cluster, time, file)."""
     if not isinstance(snapshot, dict):
         raise SnapshotError("expected a JSON object per line")
     group = _text(snapshot, "group_id")
@@ -84,6 +155,15 @@ def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, A
         common.update(captured_at=at, capture_date=at.date())
     if common.get("captured_at") is None:
         raise SnapshotError("no captured_at in the snapshot or the path")
+    return group, common
+
+
+def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    group, common = _identity(snapshot, context)
+    try:  # fleet-capture's `type`: classic|consumer (share|streams), null when unknown
+        common["group_type"] = group_type(_text(snapshot, "type"))
+    except RowProblem as exc:
+        raise SnapshotError(str(exc)) from None
     coordinator = _object_at(snapshot, "coordinator")
     members = _objects(snapshot, "members")
     rows: list[tuple[str, dict[str, Any]]] = [
@@ -97,6 +177,10 @@ def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, A
                 "assignment_strategy": _text(snapshot, "assignment_strategy") or None,
                 "state": _text(snapshot, "state"),
                 "member_count": len(members),
+                "group_epoch": _int(snapshot, "group_epoch", INT32, "group_epoch"),
+                "target_assignment_epoch": _int(
+                    snapshot, "target_assignment_epoch", INT32, "target_assignment_epoch"
+                ),
             },
         )
     ]
@@ -125,6 +209,9 @@ def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, A
                     "subscription": subscription,
                     "subscription_inferred": False if subscription is not None else None,
                     "assignment_groups": None,
+                    "member_epoch": _int(member, "member_epoch", INT32, "member_epoch"),
+                    "target_epoch": _int(member, "target_epoch", INT32, "target_epoch"),
+                    "upgraded": _bool(member, "upgraded"),
                 },
             )
         )
@@ -185,6 +272,13 @@ def _topic(value: Any, what: str) -> str:
 def _int(obj: dict[str, Any], key: str, bits: int, what: str) -> int | None:
     value = obj.get(key)
     return None if value is None else check_int(value, what, bits)
+
+
+def _bool(obj: dict[str, Any], key: str) -> bool | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise SnapshotError(f"{key} is not true, false or null: {_shown(value)}")
+    return value
 
 
 def _list(obj: dict[str, Any], key: str) -> list[Any]:

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from fleet_rebalance.capture.bulk_view import BulkView
 from fleet_rebalance.capture.result import MEMBERS
+from fleet_rebalance.capture.share_streams import SHARE_MEMBER_EPOCH
 
 FIELDS = pa.schema(
     [
@@ -30,15 +31,21 @@ FIELDS = pa.schema(
         ("subscription_inferred", pa.bool_()),
         ("assignment_groups", pa.list_(pa.list_(pa.int32()))),
         ("line_number", pa.int32()),
+        ("member_epoch", pa.int32()),
+        ("target_epoch", pa.int32()),
+        ("upgraded", pa.bool_()),
     ]
 )
 REQUIRED = ("CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
 ASSIGNMENT_COLUMNS = ("CURRENT-ASSIGNMENT", "ASSIGNMENT")  # 4.x's first, as per line
 FREE_TEXT_LAST = ("ASSIGNMENT", "CLIENT-ID")
 MISSING = pa.array(["-", ""])  # describe.MISSING: printed for "no value"
+UPGRADED_TEXT = pa.array(["true", "false", "-", ""])
+INT32 = pa.int32()
 NUMBER = r"(?:0|[1-9]\d{0,8})"  # numbers.CANONICAL, and fits an int32
 EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH")  # KIP-1099; describe.EPOCH_COLUMNS
 EPOCH = r"^(?:0|-?[1-9]\d{0,8})$"  # numbers.CANONICAL (no `-0`), and fits an int32
+UPGRADED = "UPGRADED"  # describe.UPGRADED: `true`, `false`, `-` (mixed groups only)
 PARTS = rf"{NUMBER}(?:,{NUMBER})*"
 TOPIC = r"[^\s(),:;]+"  # Kafka's legal topic characters, [a-zA-Z0-9._-], are a subset
 KIP_1099 = rf"^{TOPIC}:{PARTS}(?:;{TOPIC}:{PARTS})*$"  # audit:2;orders:0,1,10   (4.x)
@@ -48,6 +55,15 @@ TOPICLESS = rf"^\({PARTS}\)(?:, \({PARTS}\))*$"  # (0,1,10), (2)   (3.8, 3.9)
 
 class BulkMembers(BulkView):
     table, required = MEMBERS, REQUIRED
+
+    def layout_for(
+        self, columns: list[str], comma: bool, group: str | None
+    ) -> tuple[str, ...] | None:
+        """The share tool's --verbose layout (MEMBER-EPOCH) takes the per-line path,
+        which says its group type (share_streams.share_member)."""
+        if SHARE_MEMBER_EPOCH in columns:
+            return None
+        return super().layout_for(columns, comma, group)
 
     def convert(
         self, layout: tuple[str, ...], group: str | None, numbers: pa.Array, lines: pa.Array
@@ -78,12 +94,20 @@ class BulkMembers(BulkView):
             good &= _mask(pc.invert(pc.match_substring_regex(last, r"\s\s|[^\S ]")))
         if "GROUP" in index:  # `-` is no group id: the per-line path says so
             good &= ~_mask(pc.equal(column("GROUP"), "-"))
+        epochs = []
         for name in EPOCH_COLUMNS:
-            if name in index:
-                epoch = column(name)
-                good &= _mask(pc.match_substring_regex(epoch, EPOCH)) | _mask(
-                    pc.is_in(epoch, MISSING)
-                )
+            epoch = column(name)
+            number = _mask(pc.match_substring_regex(epoch, EPOCH))
+            good &= number | _mask(pc.is_in(epoch, MISSING)) | (name not in index)
+            epochs.append(pc.cast(pc.if_else(number, epoch, pa.scalar(None, pa.string())), INT32))
+        upgraded_text = column(UPGRADED)
+        upgraded = pc.if_else(
+            pc.is_in(upgraded_text, MISSING),
+            pa.scalar(None, pa.bool_()),
+            pc.equal(upgraded_text, "true"),
+        )
+        if UPGRADED in index:  # anything else the per-line path quarantines
+            good &= _mask(pc.is_in(upgraded_text, UPGRADED_TEXT))
         partitions = column("#PARTITIONS")
         numeric = _mask(pc.match_substring_regex(partitions, rf"^{NUMBER}$"))
         good &= numeric | _mask(pc.is_in(partitions, MISSING))
@@ -114,6 +138,8 @@ class BulkMembers(BulkView):
                 pa.nulls(count, pa.bool_()),
                 groups,
                 numbers,
+                *epochs,
+                upgraded,
             ],
             schema=FIELDS,
         ).filter(pa.array(good))

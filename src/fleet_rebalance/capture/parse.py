@@ -1,19 +1,43 @@
-"""One capture file -> ParseResult: decode, recognise the kind from content, parse."""
+"""One capture file -> ParseResult: decompress, decode, recognise the kind from content,
+parse; a chunk at a time for a file too large to hold (chunks.py)."""
 
 from __future__ import annotations
 
-from codecs import BOM_UTF8
-from typing import Any
+import io
+import itertools
+from collections import Counter
+from collections.abc import Generator
+from typing import Any, TypeVar
 
 from fleet_rebalance.capture import lines as msg
+from fleet_rebalance.capture.chunks import (
+    DEFAULT_MAX_MEMORY_MB,
+    Budget,
+    Chunk,
+    Chunks,
+    Parser,
+    boundary_of,
+    last_boundary,
+    merge,
+    parse_chunk,
+    quarantine_read_damage,
+)
+from fleet_rebalance.capture.compressed import (
+    Decompressed,
+    Readable,
+    Source,
+    compression,
+    missing_module,
+)
 from fleet_rebalance.capture.coordinator_log import is_log_line, parse_coordinator_log
 from fleet_rebalance.capture.describe import header_view, parse_describe
 from fleet_rebalance.capture.jsonl import parse_jsonl
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN, CapturePath, parse_capture_path
-from fleet_rebalance.capture.result import FAILED_CAPTURE, REJECTED, ParseResult
-from fleet_rebalance.capture.text import BINARY_SHARE, control_share, decode
+from fleet_rebalance.capture.result import FAILED_CAPTURE, INCOMPLETE, OK, REJECTED, ParseResult
+from fleet_rebalance.capture.text import BINARY_SHARE, LineStream, control_share
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
+Done = TypeVar("Done")
 KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl")
 
 
@@ -52,28 +76,176 @@ def parse_capture(
     path_pattern: str = DEFAULT_PATH_PATTERN,
     log_timezone: str | None = None,
     path: CapturePath | None = None,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
 ) -> ParseResult:
-    """Parse one file; never raises for bad content (it becomes quarantine rows).
-    `path` is the file's path as discovery parsed it (else parsed here)."""
-    text = decode(data)
-    text_lines = text.lines
+    """Parse one file held in memory (parse_stream's result for its bytes)."""
+    return parse_stream(
+        relative,
+        io.BytesIO(data),
+        path_pattern=path_pattern,
+        log_timezone=log_timezone,
+        path=path,
+        max_memory_mb=max_memory_mb,
+    )[0]
+
+
+def parse_stream(
+    relative: str,
+    stream: Readable,
+    *,
+    path_pattern: str = DEFAULT_PATH_PATTERN,
+    log_timezone: str | None = None,
+    path: CapturePath | None = None,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+) -> tuple[ParseResult, str]:
+    """Parse one file as it is read, and the sha256 of its bytes as stored (compressed
+    when it is). Never raises for bad content (it becomes quarantine rows); an OSError
+    of `stream` passes through. `path` is the file's path as discovery parsed it (else
+    parsed here). A gzip or zstd file is decompressed as it is read; a file larger than
+    one chunk (chunks.py, from `max_memory_mb`) is parsed a chunk at a time."""
+    return finish(
+        stream_parts(
+            relative,
+            stream,
+            path_pattern=path_pattern,
+            log_timezone=log_timezone,
+            path=path,
+            max_memory_mb=max_memory_mb,
+        )
+    )
+
+
+Parts = Generator[ParseResult, None, tuple[ParseResult, str]]
+
+
+def stream_parts(
+    relative: str,
+    stream: Readable,
+    *,
+    path_pattern: str = DEFAULT_PATH_PATTERN,
+    log_timezone: str | None = None,
+    path: CapturePath | None = None,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+) -> Parts:
+    """parse_stream a chunk at a time, so its caller can write a big file's rows as they
+    come: of a file parsed in chunks, yields each chunk's result but the last one's
+    (numbered as the file's lines) before it joins the file's; whatever the caller takes
+    out of a part is not in the file's result, returned with the sha256 at the end. The
+    last chunk is never handed out: the end of a damaged stream may still quarantine its
+    last line."""
+    source = Source(stream)
+    blocks = source.blocks()
+    first = next(blocks, b"")
+    method = compression(first)
+    refused = missing_module(method)
+    if refused is not None:
+        source.drain()
+        result = ParseResult(kind="unknown", status=REJECTED)
+        result.reject_file(refused, lines=0)
+        return result, source.sha256()
+    raw = itertools.chain([first], blocks)
+    decompressed = Decompressed(raw, method) if method else None
+    budget = Budget.of(max_memory_mb)
+    lines = LineStream(decompressed if decompressed is not None else raw, budget.longest_line)
+    chunks = Chunks(iter(lines), budget.chunk_chars)
+    result = yield from _parse_chunks(relative, chunks, lines, path, path_pattern, log_timezone)
+    source.drain()
+    if decompressed is not None:
+        result.notes[f"read {method}-compressed"] += 1
+        if decompressed.problem is not None:
+            _damaged(result, chunks, lines, decompressed.problem)
+    return result, source.sha256()
+
+
+def finish(parts: Generator[ParseResult, None, Done]) -> Done:
+    """What a parts generator returns, every part left in the result."""
+    while True:
+        try:
+            next(parts)
+        except StopIteration as end:
+            return end.value
+
+
+def _parse_chunks(
+    relative: str,
+    chunks: Chunks,
+    stream: LineStream,
+    path: CapturePath | None,
+    path_pattern: str,
+    log_timezone: str | None,
+) -> Generator[ParseResult, None, ParseResult]:
+    """The first chunk decides the kind (and refuses the file) as a whole file would;
+    each further one is parsed with the same parser and merged (chunks.py). Every chunk
+    but the last is yielded before it is merged (stream_parts)."""
+    first = chunks.next()
+    if first is None:
+        result = ParseResult(kind="unknown", status=FAILED_CAPTURE)
+        result.reject_file("empty capture file (failed capture: a gap, not 'no groups')", lines=0)
+        return result
+    result, parser, context = _parse_first(relative, first, path, path_pattern, log_timezone)
+    if parser is None:
+        refused_lines = result.lines
+        rest = chunks.count_rest()
+        result.lines += rest
+        if result.file_lines == refused_lines and refused_lines:
+            result.file_lines += rest  # the whole-file row stands for every line
+        else:
+            result.structural += rest
+        return result
+    chunks.boundary = boundary_of(result.kind)
+    if chunks.more():
+        result.text_lines = []  # not kept for a file parsed in chunks (memory)
+        result.notes[f"parsed in chunks of {chunks.limit} characters"] += 1
+    carried = last_boundary(first.lines, chunks.boundary)
+    del first  # a chunk's lines are not kept while the next is read (nor its rows)
+    if chunks.more():
+        yield result  # the first chunk's rows: the result holds only them so far
+    while (chunk := chunks.next()) is not None:
+        part, carried = parse_chunk(chunk, carried, parser, context, result.kind)
+        offset = chunk.start - 1
+        del chunk
+        if chunks.more():
+            numbered = ParseResult(kind=part.kind, status=part.status, common=part.common)
+            merge(numbered, part, offset)
+            del part
+            yield numbered
+            merge(result, numbered, 0)
+            del numbered
+        else:
+            merge(result, part, offset)
+            del part
+    if stream.encoding != "utf-8" or stream.bom:
+        result.notes[f"decoded as {stream.encoding} (byte-order mark)"] += 1
+    return result
+
+
+def _parse_first(
+    relative: str,
+    chunk: Chunk,
+    path: CapturePath | None,
+    path_pattern: str,
+    log_timezone: str | None,
+) -> tuple[ParseResult, Parser | None, dict[str, Any]]:
+    """The first chunk's result, with the parser and context for the next chunks; no
+    parser when the file is refused (empty, binary, unrecognised, no capture time)."""
+    text_lines = chunk.lines
     if not any(line.strip() for line in text_lines):
         blank = len(text_lines)
         result = ParseResult(kind="unknown", lines=blank, structural=blank, status=FAILED_CAPTURE)
         result.reject_file("empty capture file (failed capture: a gap, not 'no groups')", lines=0)
-        return result
+        return result, None, {}
     control, total = control_share(text_lines)
     if _binary(control, total):
         result = ParseResult(kind="unknown", lines=len(text_lines), status=REJECTED)
         result.reject_file(f"not a text capture: {control} control characters in the first {total}")
-        return result
+        return result, None, {}
     kind = detect_kind(text_lines)
     path = path or parse_capture_path(relative, path_pattern)
     if kind is None and msg.only_messages(text_lines):
         # A group with nothing to tabulate (Empty without offsets, Dead, no such group).
         result = ParseResult(kind="unknown", lines=len(text_lines), structural=len(text_lines))
         result.notes["no table: only the tool's messages"] += 1
-        return result
+        return result, None, {}
     if kind is None:
         failed = any(msg.tool_error(line.strip()) for line in text_lines)
         result = ParseResult(
@@ -85,14 +257,14 @@ def parse_capture(
             else "unrecognised content: no describe header, topic, log or JSON line",
             text_lines[0][:500] if text_lines else "",
         )
-        return result
+        return result, None, {}
     result = ParseResult(kind=kind, lines=len(text_lines), text_lines=text_lines)
     if kind != "coordinator_log" and path.captured_at is None:
         result.status = REJECTED
         result.reject_file(
             f"no capture time in the path {relative!r} (expected e.g. 2026-11-20T0910Z)"
         )
-        return result
+        return result, None, {}
     context: dict[str, Any] = {
         "group": path.group,
         "log_timezone": log_timezone,
@@ -103,16 +275,33 @@ def parse_capture(
             "source_file": relative,
         },
     }
-    parser = {
-        "topics": parse_topics,
-        "coordinator_log": parse_coordinator_log,
-        "jsonl": parse_jsonl,
-    }.get(kind, parse_describe)
+    parser = PARSERS.get(kind, parse_describe)
     parser(text_lines, result, context)
-    if text.undecodable:
-        result.quarantine_lines(
-            text.undecodable, f"undecodable bytes: not {text.encoding} text (shown as \\xNN)"
-        )
-    if text.encoding != "utf-8" or data.startswith(BOM_UTF8):
-        result.notes[f"decoded as {text.encoding} (byte-order mark)"] += 1
-    return result
+    quarantine_read_damage(result, chunk)
+    return result, parser, context
+
+
+def _damaged(result: ParseResult, chunks: Chunks, stream: LineStream, problem: str) -> None:
+    """A compressed stream cut or damaged: the lines read before stay, the file is
+    incomplete, and one quarantine row for the file (standing for no line) names the
+    damage; its last line, cut where the stream stopped being readable, has its rows
+    quarantined. Nothing readable at all: the file is rejected with that reason."""
+    if result.lines == 0:  # not "empty": nothing of it could be read
+        result.status, result.quarantine, result.notes = REJECTED, [], Counter()
+        result.reject_file(problem, lines=0)
+        return
+    if result.status == OK:
+        result.status = INCOMPLETE
+    if stream.unterminated and chunks.last_line is not None:
+        result.quarantine_lines({result.lines: chunks.last_line[:500]}, problem)
+    if result.file_reason is None:
+        result.reject_file(problem, lines=0)
+    else:
+        result.notes[problem] += 1
+
+
+PARSERS: dict[str, Parser] = {
+    "topics": parse_topics,
+    "coordinator_log": parse_coordinator_log,
+    "jsonl": parse_jsonl,
+}

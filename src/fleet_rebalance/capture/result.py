@@ -49,6 +49,9 @@ class ParseResult:
     rebalancing: set[str] = field(default_factory=set)
     # The decoded lines, for quarantining a row after parsing (bronze_batches).
     text_lines: list[str] = field(default_factory=list, repr=False)
+    # Groups the exporter says it failed to capture (jsonl `capture_error`), with its
+    # error: a gap for each at that capture, no rows (capture/jsonl.py).
+    failed_groups: dict[str, str] = field(default_factory=dict)
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows.setdefault(table, []).append(row)
@@ -114,6 +117,21 @@ class ParseResult:
         """The reason of the whole-file quarantine row, if there is one."""
         return next((q["reason"] for q in self.quarantine if q["line_number"] is None), None)
 
+    @property
+    def failed_groups_note(self) -> str | None:
+        """ingested_files.reason's word on the groups the exporter failed to capture:
+        `2 groups the exporter failed to capture: a (COORDINATOR_NOT_AVAILABLE), b (...)`,
+        a few named, the rest counted."""
+        if not self.failed_groups:
+            return None
+        named = sorted(self.failed_groups.items())
+        shown = ", ".join(
+            f"{group} ({_error_head(error)})" for group, error in named[:GROUPS_NAMED]
+        )
+        more = f" and {len(named) - GROUPS_NAMED} more" if len(named) > GROUPS_NAMED else ""
+        noun = "group" if len(named) == 1 else "groups"
+        return f"{len(named)} {noun} the exporter failed to capture: {shown}{more}"
+
     def reconciles(self) -> bool:
         return self.lines == self.row_lines + self.quarantined_lines + self.structural
 
@@ -127,6 +145,15 @@ def accounting(lines: int, parsed: int, quarantined: int, structural: int) -> st
 
 
 REASON_CHARS = 500  # a reason may quote a value; a value may be a megabyte of garbage
+GROUPS_NAMED = 5  # failed groups named in a file's reason; the rest are counted
+ERROR_HEAD_CHARS = 40
+
+
+def _error_head(error: str) -> str:
+    """An error's name: librdkafka's `COORDINATOR_NOT_AVAILABLE: Broker: ...` up to
+    its colon, any other text cut short."""
+    head = error.split(": ", 1)[0]
+    return head if len(head) <= ERROR_HEAD_CHARS else head[: ERROR_HEAD_CHARS - 3] + "..."
 
 
 def _capped(reason: str) -> str:

@@ -11,6 +11,9 @@ import pyarrow as pa
 S, INT, L, B = pa.string(), pa.int32(), pa.int64(), pa.bool_()
 TS, D = pa.timestamp("us", tz="UTC"), pa.date32()
 TOPIC_PARTITION = pa.list_(pa.struct([("topic", S), ("partition", INT)]))
+# A streams member's tasks: kind active|standby|warmup|target-active|target-standby|
+# target-warmup, the subtopology id and the partition (capture/share_streams.py).
+TASKS = pa.list_(pa.struct([("kind", S), ("subtopology", S), ("partition", INT)]))
 
 
 def _schema(*fields: tuple[str, pa.DataType]) -> pa.Schema:
@@ -33,6 +36,11 @@ TABLES: dict[str, pa.Schema] = {
         ("capture_date", D),
         ("source_file", S),
         ("line_number", INT),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        # classic|consumer|share|streams, null where the capture does not say; a share
+        # group's START-OFFSET (no committed offset: current_offset stays null).
+        ("group_type", S),
+        ("start_offset", L),
     ),
     "members": _schema(
         ("cluster", S),
@@ -49,8 +57,16 @@ TABLES: dict[str, pa.Schema] = {
         ("capture_date", D),
         ("source_file", S),
         ("line_number", INT),
-        # Added later: last, where storage.schema_evolution adds it to an older table.
+        # Added later: last, where storage.schema_evolution adds them to an older table.
         ("rebalancing", B),
+        ("group_type", S),
+        ("tasks", TASKS),
+        # KIP-848 (4.x --members --verbose, CURRENT-EPOCH, TARGET-EPOCH, UPGRADED): null
+        # for `-` (a classic group) or where not printed; upgraded false is a classic
+        # member inside a consumer group (a migration in progress).
+        ("member_epoch", INT),
+        ("target_epoch", INT),
+        ("upgraded", B),
     ),
     "group_states": _schema(
         ("cluster", S),
@@ -64,6 +80,11 @@ TABLES: dict[str, pa.Schema] = {
         ("capture_date", D),
         ("source_file", S),
         ("line_number", INT),
+        # Added later: last, where storage.schema_evolution adds them to an older table.
+        ("group_type", S),
+        # 4.x --state --verbose (GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH); null for `-`.
+        ("group_epoch", INT),
+        ("target_assignment_epoch", INT),
     ),
     "topic_partitions": _schema(
         ("cluster", S),

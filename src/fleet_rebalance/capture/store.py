@@ -42,6 +42,7 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from fleet_rebalance.capture.compressed import opened_head
 from fleet_rebalance.capture.parse import text_kind
 from fleet_rebalance.capture.paths import parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, SKIPPED
@@ -278,6 +279,7 @@ def is_log_head(head: bytes, complete: bool) -> bool:
     """Whether a file starting with `head` is a broker log, as parse_capture would
     decide: text whose lines are log lines and hold no describe header, topic or JSON.
     When `head` is not the whole file its cut last line is left out."""
+    head, complete = opened_head(head, complete, HEAD_BYTES)  # a rotated server.log.1.gz
     lines = decode(head).lines
     if not complete and len(lines) > 1:
         lines = lines[:-1]
@@ -351,6 +353,14 @@ def latest_capture_date(raw_root: Location, files: list[RawFile]) -> dt.date | N
             if any(raw.skipped is None and not raw.is_log for raw in chunk):
                 return date
     return None
+
+
+@contextmanager
+def open_capture(raw_root: Location, relative: str) -> Iterator[Stream]:
+    """A capture open for reading as a stream, for the parse tasks: an OSError while
+    reading it becomes UnreadableFile (failed_capture). Raises UnreadableFile."""
+    with _reading(raw_root, relative) as stream:
+        yield stream
 
 
 def read_capture(raw_root: Location, relative: str) -> bytes:

@@ -31,6 +31,7 @@ from fleet_rebalance.generate.coordinator_lines import (
     housekeeping,
 )
 from fleet_rebalance.generate.partitioner import partition_for
+from fleet_rebalance.generate.share_streams import write_share_streams
 from fleet_rebalance.replicas import assign_replicas_to_brokers
 
 VERSIONS = ("3.6", "3.9", "4.1")
@@ -103,6 +104,9 @@ class FleetSpec:
     hours: float = 12.0
     interval_minutes: int = 20
     seed: int = 20261120
+    # A share group and a streams group on each 4.1 + cluster (generate/share_streams.py),
+    # written by a step of their own: every other file is the same with or without them.
+    share_streams: bool = False
 
 
 BASE_TOPICS = (
@@ -738,8 +742,10 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
     written = {"captures": 0, "files": 0}
     failed_once = False
     end = spec.start
+    taken: list[tuple[dt.datetime, str, str, list[int]]] = []
     for at, cluster in fleet.captures():
         end = at
+        taken.append((at, cluster.name, cluster.version, sorted(cluster.brokers)))
         folder = out / cluster.name / "captures" / at.strftime("%Y-%m-%dT%H%MZ")
         folder.mkdir(parents=True, exist_ok=True)
         views = fleet.group_views(cluster, at)
@@ -757,6 +763,8 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
             (folder / name).write_text(text, encoding="utf-8")
             written["files"] += 1
         written["captures"] += 1
+    if spec.share_streams:
+        written["files"] += write_share_streams(spec.seed, spec.start, taken, out)
     # A log collection gap: the third cluster's coordinator logs of the fifth hour were
     # never collected, so its rebalances then take their causes from the captures.
     gap = (spec.start + dt.timedelta(hours=4)).strftime("%Y-%m-%d-%H")

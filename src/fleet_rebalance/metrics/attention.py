@@ -6,9 +6,12 @@ news), when it rebalanced at
 least `metrics.attention_rebalances` times (initial joins not counted), when its mean lag
 skew reaches `metrics.attention_lag_skew` while some partition lagged at least
 `metrics.attention_min_lag` messages (a skew of 5 over a dozen messages is noise), or when
-its partition counts are unbalanced (count spread above 1). Severity orders the list: 3
-for Burrow ERR at the last capture, 2 for WARN, 1 for everything else, 0 for a group
-that needs nothing.
+its partition counts are unbalanced (count spread above 1), when ownership_audit found
+partitions owned by two members at once or orphaned (no owner, growing lag), or when
+KIP-848 members stayed behind their target epoch (stuck reconciling). Severity
+orders the list: 3 for Burrow ERR at the last capture, 2 for WARN and for an ownership
+finding (duplicates processed, or messages nobody reads), 1 for everything else, 0 for a
+group that needs nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from typing import Any
 
 OK = "OK"
 SEVERITY = {"ERR": 3, "WARN": 2}
+OWNERSHIP_SEVERITY = 2
+# The group_health row's ownership_audit findings: partition names (`orders-3`), sorted.
+DOUBLE_OWNED_COLUMN = "double_owned_partitions"
+ORPHANED_COLUMN = "orphaned_partitions"
 # Partition statuses worth naming after the group recovered (a WARN that passed is not).
 STUCK = ("STOP", "STALL", "REWIND")
 
@@ -51,6 +58,31 @@ def causes_text(by_cause: Mapping[str, int] | list[tuple[str, int]] | None) -> s
     return ", ".join(f"{n} {cause}" for cause, n in ranked)
 
 
+def _named(value: Any) -> list[str]:
+    """A partition-name list column as pandas hands it over (a numpy array or a list)."""
+    return [] if value is None or (isinstance(value, float) and math.isnan(value)) else list(value)
+
+
+def ownership_reasons(row: Mapping[str, Any]) -> list[str]:
+    """`2 partitions owned by more than one member at once (orders-3, orders-7)`,
+    `3 partitions with no owner and growing lag (...)` (metrics/ownership.py)."""
+    reasons = []
+    for column, what in (
+        (DOUBLE_OWNED_COLUMN, "owned by more than one member at once"),
+        (ORPHANED_COLUMN, "with no owner and growing lag"),
+    ):
+        names = _named(row.get(column))
+        if names:
+            noun = "partition" if len(names) == 1 else "partitions"
+            reasons.append(f"{len(names)} {noun} {what} ({_listed(names)})")
+    return reasons
+
+
+def _listed(names: list[str], limit: int = 5) -> str:
+    more = len(names) - limit
+    return ", ".join(names[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
 def attention(row: Mapping[str, Any], limits: Limits) -> tuple[int, list[str]]:
     """(severity, reasons) of one group_health row."""
     severity, reasons = 0, []
@@ -66,6 +98,18 @@ def attention(row: Mapping[str, Any], limits: Limits) -> tuple[int, list[str]]:
         severity = 1
         reasons.append(
             f"Burrow {worst} earlier in the day, {last or 'not rated'} at the last capture"
+        )
+    owned = ownership_reasons(row)
+    if owned:
+        severity = max(severity, OWNERSHIP_SEVERITY)
+        reasons.extend(owned)
+    stuck = row.get("members_stuck_reconciling")
+    if present(stuck) and stuck > 0:
+        severity = max(severity, 1)
+        noun = "member" if stuck == 1 else "members"
+        reasons.append(
+            f"{int(stuck)} KIP-848 {noun} stuck reconciling (behind the target epoch in "
+            "captures spanning metrics.reconcile_stuck_s or more)"
         )
     rebalances = int(row.get("rebalances") or 0)
     if rebalances >= limits.rebalances:

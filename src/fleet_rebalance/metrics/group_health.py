@@ -14,12 +14,26 @@ from collections.abc import Iterator
 
 import pandas as pd
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import StructType
 
-from fleet_rebalance.metrics.attention import Limits, attention
+from fleet_rebalance.metrics.attention import (
+    DOUBLE_OWNED_COLUMN,
+    ORPHANED_COLUMN,
+    Limits,
+    attention,
+)
+from fleet_rebalance.metrics.ownership import DOUBLE, ORPHANED
 
 KEYS = ["cluster", "group_id", "date"]
+CONVERGENCE_COLUMNS = (  # convergence_frame's, null without its table
+    "epoch_bumps",
+    "epochs_converged",
+    "convergence_max_seconds",
+    "convergence_median_seconds",
+    "members_stuck_reconciling",
+    "classic_members",
+)
 FROM_RECOMMENDATIONS = (
     "protocol",
     "declared_assignor",
@@ -34,7 +48,9 @@ FROM_RECOMMENDATIONS = (
 
 def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructType) -> DataFrame:
     """`tables`: the date's stickiness, skew, consumer_status, rebalance_causes,
-    rebalance_timeline, lag_distribution and recommendations."""
+    rebalance_timeline, lag_distribution and recommendations, and ownership_audit
+    (optional: its findings are attention reasons, not columns) and `convergence`
+    (optional: metrics/convergence_frame.py's KIP-848 columns)."""
     # What the group runs, measured as every comparison measures it: the declared
     # assignor's replay of every generation (recommendations' compared_with; observed
     # where that assignor is not replayed).
@@ -84,6 +100,10 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
         *KEYS, *FROM_RECOMMENDATIONS, F.col("reason").alias("change_reason")
     )
     parts = [runs, skewed, status, causes, generations, lag, recs]
+    if "ownership_audit" in tables:
+        parts.append(_ownership(tables["ownership_audit"]))
+    if "convergence" in tables:  # convergence_frame's, one row per KIP-848 group
+        parts.append(tables["convergence"])
     groups = parts[0].select(*KEYS)
     for part in parts[1:]:
         groups = groups.unionByName(part.select(*KEYS))
@@ -95,8 +115,15 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
     )
     rated = ("severity", "attention")
     columns = [f.name for f in schema.fields]
+    findings = [
+        (F.col(c) if c in joined.columns else F.lit(None)).cast("array<string>").alias(c)
+        for c in (DOUBLE_OWNED_COLUMN, ORPHANED_COLUMN)
+    ]
+    optional = [c for c in CONVERGENCE_COLUMNS if c not in joined.columns]
+    joined = joined.select("*", *[F.lit(None).alias(c) for c in optional])
     prepared = joined.select(
-        *[F.col(f.name).cast(f.dataType) for f in schema.fields if f.name not in rated]
+        *[F.col(f.name).cast(f.dataType) for f in schema.fields if f.name not in rated],
+        *findings,
     )
 
     def rate(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -107,3 +134,19 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
             yield frame[columns]
 
     return prepared.mapInPandas(rate, schema)
+
+
+def _ownership(audit: DataFrame) -> DataFrame:
+    """Per group, the partitions of each ownership_audit finding as sorted names
+    (`orders-3`), for attention's reasons."""
+
+    def names(finding: str) -> Column:
+        found = F.when(F.col("finding") == finding, F.struct("topic", "partition"))
+        return F.transform(
+            F.array_sort(F.collect_list(found)),
+            lambda tp: F.concat(tp["topic"], F.lit("-"), tp["partition"].cast("string")),
+        )
+
+    return audit.groupBy(*KEYS).agg(
+        names(DOUBLE).alias(DOUBLE_OWNED_COLUMN), names(ORPHANED).alias(ORPHANED_COLUMN)
+    )

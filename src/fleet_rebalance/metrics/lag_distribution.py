@@ -107,12 +107,22 @@ def _refusals(
     return reasons
 
 
-def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def topic_refusals(table: pa.Table) -> dict[int, str]:
+    """{row: why its log end is no shared point} of one topic's table (log_end_checks)."""
+    return _refusals(*_readings(table))
+
+
+def topic_time_lags(
+    table: pa.Table, today: np.ndarray, reasons: dict[int, str] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(seconds, extrapolated) for the run date's rows (`today`) of one topic's table,
-    each partition against the log-end points of all its rows but the refused."""
+    each partition against the log-end points of all its rows but the refused
+    (`reasons`: topic_refusals of the table, computed here when not given)."""
     partition, times, log_end, has_end = _readings(table)
+    if reasons is None:
+        reasons = _refusals(partition, times, log_end, has_end)
     refused = np.zeros(len(partition), bool)
-    refused[list(_refusals(partition, times, log_end, has_end))] = True
+    refused[list(reasons)] = True
     committed = table["current_offset"]
     known = valid(committed) & valid(table["captured_at"])
     committed = committed.fill_null(0).to_numpy(zero_copy_only=False)
@@ -135,12 +145,16 @@ def topic_time_lags(table: pa.Table, today: np.ndarray) -> tuple[np.ndarray, np.
     return lags, extrapolated
 
 
-def topic_refused_log_ends(table: pa.Table, run_date: dt.date) -> list[dict[str, Any]]:
+def topic_refused_log_ends(
+    table: pa.Table, run_date: dt.date, reasons: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
     """The run date's rows of one topic's table (INPUT_COLUMNS, both days) whose log end
     is kept out of the shared time-lag points, each with its reason
-    (REFUSED_LOG_END_COLUMNS). The rows themselves keep their offset lag."""
+    (REFUSED_LOG_END_COLUMNS; gold `log_end_quarantine`). The rows themselves keep their
+    offset lag. `reasons`: topic_refusals of the table, computed here when not given."""
     today = on_date(table, run_date)
-    reasons = _refusals(*_readings(table))
+    if reasons is None:
+        reasons = topic_refusals(table)
     columns = [c for c in REFUSED_LOG_END_COLUMNS if c not in ("reason", "date")]
     out = []
     for row in sorted(reasons):
@@ -150,13 +164,26 @@ def topic_refused_log_ends(table: pa.Table, run_date: dt.date) -> list[dict[str,
     return out
 
 
-def topic_lag_distribution(table: pa.Table, run_date: dt.date) -> list[dict[str, Any]]:
+def topic_tables(table: pa.Table, run_date: dt.date) -> dict[str, list[dict[str, Any]]]:
+    """{"lag_distribution": ..., "log_end_quarantine": ...} rows of one cluster's topic
+    for run_date, the log-end refusals decided once for both."""
+    reasons = topic_refusals(table)
+    return {
+        "lag_distribution": topic_lag_distribution(table, run_date, reasons),
+        "log_end_quarantine": topic_refused_log_ends(table, run_date, reasons),
+    }
+
+
+def topic_lag_distribution(
+    table: pa.Table, run_date: dt.date, reasons: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
     """lag_distribution rows of one cluster's topic for run_date; `table` holds the
-    topic's offsets samples (INPUT_COLUMNS) of run_date and the day before."""
+    topic's offsets samples (INPUT_COLUMNS) of run_date and the day before (`reasons`:
+    as topic_time_lags)."""
     today = on_date(table, run_date)
     if not today.any():
         return []
-    seconds, extrapolated = topic_time_lags(table, today)
+    seconds, extrapolated = topic_time_lags(table, today, reasons)
     rows = np.flatnonzero(today)
     # Dictionary codes, not the strings: a null group_id is a group of its own, as in SQL.
     groups = table["group_id"].take(rows).combine_chunks().dictionary_encode()

@@ -1,11 +1,14 @@
 """Which rebalance protocol each group runs, and what the captures say of its brokers.
 
-A group is `consumer` (KIP-848) when its latest state capture of the day names
-`uniform` (only KIP-848's server-side assignor has that name) or its latest members
-capture holds a KIP-848 member: the consumer protocol's member ids are a bare 22-character
-base64url Uuid, where classic ids are `<client.id or group.instance.id>-<36-character
-UUID>` (FORMATS 1.1). Every other group is `classic`. A consumer group whose assignor is
-KIP-848's server-side `range` is told apart by its member ids only.
+Where a capture of the day names the group's type (Kafka 4.x tools' lists, share and
+streams views, fleet-capture), the latest one decides: `classic`, `consumer`, `share`
+(KIP-932) or `streams` (KIP-1071). Otherwise a group is `consumer` (KIP-848) when its
+latest state capture of the day names `uniform` (only KIP-848's server-side assignor has
+that name) or its latest members capture holds a KIP-848 member: the consumer protocol's
+member ids are a bare 22-character base64url Uuid, where classic ids are `<client.id or
+group.instance.id>-<36-character UUID>` (FORMATS 1.1). Every other group is `classic`. A
+consumer group whose assignor is KIP-848's server-side `range` is told apart by its
+member ids only.
 
 The brokers' release is not in the captures: the tools' output layouts date the tool,
 not the brokers. Two facts bear on a move to the consumer protocol, per cluster and date:
@@ -53,8 +56,33 @@ def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
     either = F.coalesce(F.col("_by_state"), F.lit(False)) | F.coalesce(
         F.col("_by_members"), F.lit(False)
     )
-    return by_state.join(by_members, GROUP, how="full").select(
-        *GROUP, F.when(either, CONSUMER).otherwise(CLASSIC).alias("protocol")
+    heuristic = F.when(either, CONSUMER).otherwise(CLASSIC)
+    joined = by_state.join(by_members, GROUP, how="full")
+    types = _group_types(group_states, members)
+    if types is None:
+        return joined.select(*GROUP, heuristic.alias("protocol"))
+    return joined.join(types, GROUP, how="left").select(
+        *GROUP, F.coalesce(F.col("_type"), heuristic).alias("protocol")
+    )
+
+
+def _group_types(group_states: DataFrame, members: DataFrame) -> DataFrame | None:
+    """cluster, group_id, date, _type: the latest group type a capture of the day names;
+    None when neither table has the column (frames built before it existed)."""
+    typed = [
+        frame.select(
+            "cluster", "group_id", "capture_date", "captured_at", F.col("group_type").alias("t")
+        )
+        for frame in (group_states, members)
+        if "group_type" in frame.columns
+    ]
+    if not typed:
+        return None
+    union = typed[0] if len(typed) == 1 else typed[0].unionByName(typed[1])
+    return (
+        union.where(F.col("t").isNotNull())
+        .groupBy("cluster", "group_id", F.col("capture_date").alias("date"))
+        .agg(F.max_by("t", "captured_at").alias("_type"))
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import ArrayType, DataType, DoubleType, MapType, StructType
 
+from fleet_rebalance.metrics.streams_tasks import TASK as STREAMS_TASK
 from fleet_rebalance.pipeline.bronze import INT, TS, B, D, L, S, nullable_schema
 
 DBL = DoubleType()
@@ -143,6 +144,37 @@ TABLES: dict[str, StructType] = {
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("source", S),
     ),
+    "ownership_audit": _schema(
+        ("topic", S),
+        ("partition", INT),
+        ("finding", S),
+        ("first_captured_at", TS),
+        ("last_captured_at", TS),
+        ("captures", INT),
+        ("members", ArrayType(S)),
+        ("first_lag", L),
+        ("last_lag", L),
+        ("group_state", S),
+    ),
+    "log_end_quarantine": _schema(
+        ("topic", S),
+        ("partition", INT),
+        ("captured_at", TS),
+        ("log_end_offset", L),
+        ("reason", S),
+    ),
+    "task_movements": _schema(
+        ("captured_at", TS),
+        ("previous_captured_at", TS),
+        ("members", INT),
+        ("joined", ArrayType(S)),
+        ("left", ArrayType(S)),
+        ("active_tasks", INT),
+        ("active_moved", INT),
+        ("standby_tasks", INT),
+        ("standby_moved", INT),
+        ("tasks", ArrayType(STREAMS_TASK)),
+    ),
     "group_health": _schema(
         ("protocol", S),
         ("declared_assignor", S),
@@ -170,8 +202,40 @@ TABLES: dict[str, StructType] = {
         ("attention", ArrayType(S)),
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("messages_delayed", L),
+        # KIP-848 convergence (metrics/convergence.py), null for a group no capture
+        # shows an epoch of.
+        ("epoch_bumps", INT),
+        ("epochs_converged", INT),
+        ("convergence_max_seconds", DBL),
+        ("convergence_median_seconds", DBL),
+        ("members_stuck_reconciling", INT),
+        ("classic_members", INT),
+    ),
+    # Fleet-wide: every classic group of the date (metrics/migration_rules.py).
+    "protocol_migration_plan": _schema(
+        ("declared_assignor", S),
+        ("target_assignor", S),
+        ("members", INT),
+        ("static_members", INT),
+        ("rebalances", INT),
+        ("blockers", ArrayType(S)),
+        ("cautions", ArrayType(S)),
+        ("readiness", S),
+        ("wave", INT),
+        ("migration_order", INT),
+        ("paused_partitions_now", L),
+        ("paused_partitions_uniform", L),
+        ("paused_partitions_saved", L),
+        ("paused_partition_seconds_now", DBL),
+        ("paused_partition_seconds_uniform", DBL),
+        ("paused_partition_seconds_saved", DBL),
+        ("max_count_spread_now", INT),
+        ("max_count_spread_uniform", INT),
+        ("prerequisites", S),
+        ("reason", S),
     ),
 }
 # Built from the tables before them once those are written (recommendations reads
-# stickiness, skew and consumer_status; group_health all the others).
-DERIVED = ("recommendations", "group_health")
+# stickiness, skew and consumer_status; group_health all the others, ownership_audit
+# included, so it comes after them in TABLES; protocol_migration_plan reads group_health).
+DERIVED = ("recommendations", "group_health", "protocol_migration_plan")

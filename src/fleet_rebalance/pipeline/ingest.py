@@ -43,7 +43,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.bins import largest_first
 from fleet_rebalance.capture import store
-from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches, parse_file
+from fleet_rebalance.capture.bronze_batches import (
+    FILE_REPORT,
+    capture_batches,
+    parse_file_parts,
+)
 from fleet_rebalance.capture.coordinator_log import UNMATCHED_GROUP_LINE
 from fleet_rebalance.capture.result import OK, REJECTED, SKIPPED, accounting
 from fleet_rebalance.capture.store import RawFile
@@ -317,6 +321,7 @@ def _parse(
         raw_root=location(config.raw_root, config.storage.options),
         path_pattern=config.capture.path_pattern,
         log_timezone=config.capture.log_timezone,
+        max_memory_mb=config.capture.max_memory_mb,
         writes=writes,
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
@@ -376,13 +381,18 @@ def _parse_partition(
     raw_root: Location,
     path_pattern: str,
     log_timezone: str,
+    max_memory_mb: int,
     writes: dict[str, TaskWrite],
 ) -> Iterator[pa.RecordBatch]:
     """Every table's rows go to this task's files of `writes`; what leaves the task is
     its reports: one summary per file and one per file written."""
     files = {name: write.files() for name, write in writes.items()}
     parse = functools.partial(
-        parse_file, raw_root, path_pattern=path_pattern, log_timezone=log_timezone
+        parse_file_parts,  # an offsets file's rows written a chunk at a time
+        raw_root,
+        path_pattern=path_pattern,
+        log_timezone=log_timezone,
+        max_memory_mb=max_memory_mb,
     )
     reports: list[tuple[str, str]] = []
     try:
@@ -440,11 +450,12 @@ def _reports(rows: list) -> tuple[list[dict[str, Any]], dict[str, list[WrittenFi
 def _check_reconciliation(summaries: list[dict[str, Any]]) -> None:
     broken = [s for s in summaries if not s["reconciles"]]
     for s in sorted(summaries, key=lambda s: s["source_file"]):
-        noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"]
+        failed_groups = s.get("failed_groups")  # the exporter's gaps (capture/jsonl.py)
+        noteworthy = s["quarantined"] or s["status"] != "ok" or s["notes"] or failed_groups
         missed = s["notes"].get(UNMATCHED_GROUP_LINE)  # events of a line we cannot read
         log.log(
             logging.WARNING if missed else logging.INFO if noteworthy else logging.DEBUG,
-            "%s [%s, %s]: %s; %d rows%s%s",
+            "%s [%s, %s]: %s; %d rows%s%s%s",
             s["source_file"],
             s["kind"],
             s["status"],
@@ -452,6 +463,7 @@ def _check_reconciliation(summaries: list[dict[str, Any]]) -> None:
             s["rows"],
             f"; whole file quarantined: {s['file_quarantine']}" if s.get("file_quarantine") else "",
             f"; {json.dumps(s['notes'])}" if s["notes"] else "",
+            f"; {failed_groups}" if failed_groups else "",
         )
     statuses = Counter(s["status"] for s in summaries)
     log.info(

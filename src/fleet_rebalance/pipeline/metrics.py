@@ -11,14 +11,18 @@ import pyarrow as pa
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics import consumer_status as status
 from fleet_rebalance.metrics import lag_distribution as lags
+from fleet_rebalance.metrics import ownership, share_groups
 from fleet_rebalance.metrics.attention import Limits as AttentionLimits
 from fleet_rebalance.metrics.changes import Limits
+from fleet_rebalance.metrics.convergence_frame import convergence_frame
 from fleet_rebalance.metrics.flapping import partition_flapping
 from fleet_rebalance.metrics.group_health import group_health
+from fleet_rebalance.metrics.migration_plan import migration_plan
 from fleet_rebalance.metrics.protocols import group_context
 from fleet_rebalance.metrics.rebalance_causes import rebalance_causes, rebalances
 from fleet_rebalance.metrics.recommendations import (
@@ -30,6 +34,7 @@ from fleet_rebalance.metrics.recommendations import (
 from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.static_membership import static_membership
+from fleet_rebalance.metrics.streams_tasks import task_movements
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.storage.warehouse import Warehouse
@@ -57,12 +62,19 @@ def _reader(spark: SparkSession, config: Config) -> Callable[..., DataFrame]:
 
 
 def gold_frames(
-    spark: SparkSession, config: Config, run_date: dt.date, samples: DataFrame
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    samples: DataFrame,
+    per_topic: DataFrame | None = None,
 ) -> dict[str, DataFrame]:
     """Every gold table of run_date as a DataFrame in its documented schema (lazy);
-    `samples` is offset_history's (two tables read it)."""
+    `samples` is offset_history's (three tables read it), `per_topic` per_topic_frame's
+    of them (computed here when not given)."""
 
     table = _reader(spark, config)
+    if per_topic is None:
+        per_topic = per_topic_frame(samples, run_date)
     yesterday = run_date - dt.timedelta(days=1)
     replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
@@ -72,7 +84,17 @@ def gold_frames(
     frames = {
         "stickiness": sticky,
         "skew": skewed,
-        "lag_distribution": lag_distribution(samples, run_date),
+        "lag_distribution": _per_topic_table(per_topic, "lag_distribution"),
+        "log_end_quarantine": _per_topic_table(per_topic, "log_end_quarantine"),
+        "ownership_audit": ownership_audit(
+            share_groups.without_share_groups(
+                table("members", "capture_date", run_date),
+                table("group_states", "capture_date", run_date),
+            ),
+            table("group_states", "capture_date", run_date),
+            samples,
+            run_date,
+        ),
         "consumer_status": consumer_status(
             samples, run_date, m.burrow_intervals, m.burrow_allowed_lag
         ),
@@ -82,6 +104,11 @@ def gold_frames(
         ),
         "rebalance_timeline": rebalance_timeline(events, run_date, m.offsets_topic_partitions),
         "rebalance_causes": rebalance_causes(replayed_events),
+        "task_movements": task_movements(
+            table("members", "capture_date", yesterday, run_date),
+            run_date,
+            gold.TABLES["task_movements"],
+        ),
     }
     return {
         name: frames[name].select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
@@ -123,27 +150,86 @@ def recommendations_frame(spark: SparkSession, config: Config, run_date: dt.date
 
 
 def health_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
-    """group_health of run_date from the date's gold tables as written."""
+    """group_health of run_date from the date's gold tables as written, and the KIP-848
+    convergence of its captures and logs."""
     warehouse = Warehouse(spark, config.warehouse)
+    names = list(gold.TABLES)
     tables = {
         name: warehouse.read(name, where={"date": [run_date]})
-        for name in gold.TABLES
-        if name != "group_health"
+        for name in names[: names.index("group_health")]
     }
     m = config.metrics
+    read = _reader(spark, config)
+    tables["convergence"] = convergence_frame(
+        read("members", "capture_date", run_date),
+        read("coordinator_events", "log_date", run_date - dt.timedelta(days=1), run_date),
+        m.reconcile_stuck_s,
+    )
     limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
     return group_health(tables, limits, gold.TABLES["group_health"])
 
 
-def lag_distribution(samples: DataFrame, run_date: dt.date) -> DataFrame:
-    """lag_distribution of run_date, one Arrow call per cluster and topic: `samples` are
-    offset_history's, both days (yesterday's log ends are time-lag points too)."""
+def migration_plan_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    """protocol_migration_plan of run_date from the written group_health, stickiness and
+    skew, and the date's captures and coordinator logs."""
+    table = _reader(spark, config)
+    yesterday = run_date - dt.timedelta(days=1)
+    states = table("group_states", "capture_date", run_date)
+    members = table("members", "capture_date", run_date)
+    logs = table("coordinator_events", "log_date", yesterday, run_date)
+    return migration_plan(
+        table("group_health", "date", run_date),
+        table("stickiness", "date", run_date),
+        table("skew", "date", run_date),
+        states,
+        members,
+        group_context(states, members, logs),
+        gold.TABLES["protocol_migration_plan"],
+    )
+
+
+# Gold tables of one Arrow call per cluster and topic: both need the topic's log-end
+# refusals, which the time lag decides anyway.
+PER_TOPIC = ("lag_distribution", "log_end_quarantine")
+TABLE_TAG = "_table"
+
+
+def _per_topic_schema() -> StructType:
+    """Every column of the PER_TOPIC tables once (they agree on the shared ones), and the tag."""
+    fields: dict[str, StructField] = {}
+    for name in PER_TOPIC:
+        for field in gold.TABLES[name].fields:
+            fields.setdefault(field.name, field)
+    return StructType([*fields.values(), StructField(TABLE_TAG, StringType())])
+
+
+def per_topic_frame(samples: DataFrame, run_date: dt.date) -> DataFrame:
+    """The PER_TOPIC tables' rows of run_date, each tagged with its table, one Arrow call
+    per cluster and topic: `samples` are offset_history's, both days (yesterday's log
+    ends are time-lag points too)."""
 
     def per_topic(table: pa.Table, schema: pa.Schema) -> pa.Table:
-        return pa.Table.from_pylist(lags.topic_lag_distribution(table, run_date), schema)
+        tables = lags.topic_tables(table, run_date)
+        rows = [{**row, TABLE_TAG: name} for name in PER_TOPIC for row in tables[name]]
+        return pa.Table.from_pylist(rows, schema)
 
     columns = lags.INPUT_COLUMNS
-    return _per_key(samples, ["cluster", "topic"], columns, "lag_distribution", per_topic)
+    return _per_key(samples, ["cluster", "topic"], columns, _per_topic_schema(), per_topic)
+
+
+def _per_topic_table(per_topic: DataFrame, name: str) -> DataFrame:
+    return per_topic.where(F.col(TABLE_TAG) == name).select(*gold.TABLES[name].fieldNames())
+
+
+def lag_distribution(samples: DataFrame, run_date: dt.date) -> DataFrame:
+    """lag_distribution of run_date (per_topic_frame)."""
+    return _per_topic_table(per_topic_frame(samples, run_date), "lag_distribution")
+
+
+def log_end_quarantine(samples: DataFrame, run_date: dt.date) -> DataFrame:
+    """log_end_quarantine of run_date: the offsets rows whose log end is kept out of the
+    shared time-lag points, with the reason (metrics/log_end_checks.py)."""
+    return _per_topic_table(per_topic_frame(samples, run_date), "log_end_quarantine")
 
 
 def consumer_status(
@@ -158,18 +244,123 @@ def consumer_status(
         return pa.Table.from_pydict(columns, schema) if columns else schema.empty_table()
 
     columns = status.INPUT_COLUMNS
-    return _per_key(samples, ["cluster", "group_id"], columns, "consumer_status", per_group)
+    schema = gold.TABLES["consumer_status"]
+    return _per_key(samples, ["cluster", "group_id"], columns, schema, per_group)
+
+
+GROUP_CAPTURE = ["cluster", "group_id", "captured_at"]
+
+
+def ownership_audit(
+    members: DataFrame, states: DataFrame, samples: DataFrame, run_date: dt.date
+) -> DataFrame:
+    """ownership_audit of run_date from the date's members and group_states and the
+    offsets samples (offset_history's): one row per partition of a group capture that
+    could show a finding, with what the capture says of the group, then
+    metrics/ownership.py's rules per group. Could show one: held by two members (only
+    captures whose assignments hold some partition twice are exploded), or an offsets
+    row with a committed offset, a lag and no CONSUMER-ID that no member holds. Share
+    groups have neither (metrics/share_groups.py); a streams member's tasks are no
+    partitions (its assignment is not captured)."""
+    if "group_type" in members.columns:
+        # A share group's members all fetch from the partitions they are assigned
+        # (KIP-932): holding one together is its design, not double ownership.
+        members = members.where(~F.col("group_type").eqNullSafe(share_groups.SHARE))
+    members = _members_of_one_file(members)
+    warned = members["rebalancing"] if "rebalancing" in members.columns else F.lit(None)
+    listed = members.where(F.col("consumer_id").isNotNull())
+    member = F.col("consumer_id")
+    assigned = F.flatten(F.collect_list("assignment"))
+    groups = listed.groupBy(*GROUP_CAPTURE).agg(
+        F.count_distinct(member).cast("int").alias("listed_members"),
+        F.count_distinct(F.when(F.size("assignment") > 0, member))
+        .cast("int")
+        .alias("assigning_members"),
+        F.count_distinct(F.when(F.col("assignment").isNull(), member))
+        .cast("int")
+        .alias("unknown_assignments"),
+        F.max(warned.cast("boolean")).alias("warned"),
+        (F.size(assigned) > F.size(F.array_distinct(assigned))).alias("_held_twice"),
+    )
+    # max, not first: two state files of one capture (a text view and a jsonl export)
+    # give one answer whatever the order they are read in.
+    stated = states.groupBy(*GROUP_CAPTURE).agg(
+        F.max("state").alias("state"), F.max("member_count").alias("state_members")
+    )
+    captures = groups.join(stated, GROUP_CAPTURE, how="full")
+    partition = [*GROUP_CAPTURE, "topic", "partition"]
+    unowned = samples.where(
+        (F.col("capture_date") == F.lit(run_date))
+        & F.col("consumer_id").isNull()
+        & F.col("current_offset").isNotNull()
+        & F.col("lag").isNotNull()
+    ).select(*partition, "current_offset", "lag", F.col("consumer_id").alias("offsets_owner"))
+    suspect = (
+        groups.where("_held_twice")
+        .select(*GROUP_CAPTURE)
+        .unionByName(unowned.select(*GROUP_CAPTURE))
+        .distinct()
+    )
+    owners = (
+        listed.join(suspect, GROUP_CAPTURE, how="left_semi")
+        .select(*GROUP_CAPTURE, member, F.explode("assignment").alias("tp"))
+        .select(*GROUP_CAPTURE, "tp.topic", "tp.partition", member)
+        .groupBy(*partition)
+        .agg(F.array_sort(F.collect_set(member)).alias("owners"))
+    )
+    counted = ("listed_members", "assigning_members", "unknown_assignments")
+    candidates = (
+        owners.join(unowned, partition, how="full")
+        .where(F.coalesce(F.size("owners"), F.lit(0)) != 1)
+        .join(captures.drop("_held_twice"), GROUP_CAPTURE, how="left")
+        .select(
+            *[c for c in partition if c != "captured_at"],
+            "captured_at",
+            "owners",
+            "current_offset",
+            "lag",
+            "offsets_owner",
+            "state",
+            "state_members",
+            "warned",
+            *[F.coalesce(c, F.lit(0)).alias(c) for c in counted],
+        )
+    )
+
+    def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
+        rows = table.to_pylist()
+        key = {"cluster": rows[0]["cluster"], "group_id": rows[0]["group_id"], "date": run_date}
+        return pa.Table.from_pylist([key | r for r in ownership.audit(rows)], schema)
+
+    columns = candidates.columns
+    schema = gold.TABLES["ownership_audit"]
+    return _per_key(candidates, ["cluster", "group_id"], columns, schema, per_group)
+
+
+def _members_of_one_file(members: DataFrame) -> DataFrame:
+    """Each group capture's members rows from one file: two files of one capture (a text
+    view and a jsonl export, or `--members` with and without `--verbose`) list the same
+    members, and a member counted twice would own its partitions twice. The file whose
+    path sorts last among those with assignments wins (offset_samples' rule)."""
+    with_assignment = F.when(F.col("assignment").isNotNull(), F.col("source_file"))
+    winners = members.groupBy(*GROUP_CAPTURE).agg(
+        F.coalesce(F.max(with_assignment), F.max("source_file")).alias("_winner")
+    )
+    return (
+        members.join(winners, GROUP_CAPTURE, how="inner")
+        .where(F.col("source_file") == F.col("_winner"))
+        .drop("_winner")
+    )
 
 
 def _per_key(
     samples: DataFrame,
     keys: list[str],
     columns: list[str],
-    name: str,
+    schema: StructType,
     compute: Callable[[pa.Table, pa.Schema], pa.Table],
 ) -> DataFrame:
-    """Gold table `name` from compute(rows of one key, the table's Arrow schema)."""
-    schema = gold.TABLES[name]
+    """Rows in `schema` from compute(rows of one key, the schema as Arrow)."""
     arrow_schema = to_arrow_schema(schema)
     return (
         samples.select(*columns)
@@ -182,29 +373,39 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if run_date is None:
         raise ValueError("metrics runs one date at a time: pass --date")
     counts: dict[str, int] = {}
-    # Not cached: the two tables that read the samples each scan the offsets' Parquet
+    # Not cached: the three passes that read the samples (per topic, consumer_status,
+    # ownership_audit's unowned rows) each scan the offsets' Parquet
     # again, which costs less than writing ~40M rows (a 20k-group day) to a disk cache
     # and reading them back (5k groups: 94.6 s against 106.6 s for the whole step).
     samples = offset_history(spark, config, run_date)
     warehouse = Warehouse(spark, config.warehouse)
-    frames = gold_frames(spark, config, run_date, samples)
-    for name in gold.TABLES:
-        started = time.monotonic()
-        frame = frames[name] if name in frames else DERIVED[name](spark, config, run_date)
-        counts[name] = _write(frame, warehouse, name, run_date)
-        log.info(
-            "%s: %d rows for %s in %.1fs",
-            name,
-            counts[name],
-            run_date,
-            time.monotonic() - started,
-        )
+    # Cached: small (one row per group and topic, plus the refused log ends), and two
+    # tables read it, which would otherwise each shuffle the offsets by topic.
+    per_topic = per_topic_frame(samples, run_date).persist()
+    try:
+        frames = gold_frames(spark, config, run_date, samples, per_topic)
+        states = warehouse.read("group_states", where={"capture_date": [run_date]})
+        share_groups.report_unrated(states, run_date)
+        for name in gold.TABLES:
+            started = time.monotonic()
+            frame = frames[name] if name in frames else DERIVED[name](spark, config, run_date)
+            counts[name] = _write(frame, warehouse, name, run_date)
+            log.info(
+                "%s: %d rows for %s in %.1fs",
+                name,
+                counts[name],
+                run_date,
+                time.monotonic() - started,
+            )
+    finally:
+        per_topic.unpersist()
     return counts
 
 
 DERIVED: dict[str, Callable[[SparkSession, Config, dt.date], DataFrame]] = {
     "recommendations": recommendations_frame,
     "group_health": health_frame,
+    "protocol_migration_plan": migration_plan_frame,
 }
 
 

@@ -191,7 +191,7 @@ def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> Data
         F.col("path").alias("source_file")
     )
     with_members = _members(spark, config, days).where(F.col("consumer_id").isNotNull())
-    empty = _table(spark, config, "group_states", days).where(F.col("state") == "Empty")
+    empty = _described_states(spark, config, days).where(F.col("state") == "Empty")
     candidates = with_members.select(*KEY, "source_file").unionByName(
         empty.select(*KEY, "source_file")
     )
@@ -269,14 +269,17 @@ def capture_rows(
     numpy arrays instead of a dict per partition. `line_number` keeps the tool's member
     order: the coordinator's, which is also its JoinGroup response order. `rebalancing`:
     the tool warned it described the group mid-rebalance (null in tables written before
-    the column existed)."""
+    the column existed); `group_type` as the capture says (share and streams groups are
+    replayed without assignors: replay/group.py)."""
     days = _replayed_days(run_date)
     members = _members(spark, config, days)
     warned = members["rebalancing"] if "rebalancing" in members.columns else F.lit(None)
+    kind = members["group_type"] if "group_type" in members.columns else F.lit(None)
     members = members.select(
         *KEY,
         "line_number",
         warned.cast("boolean").alias("rebalancing"),
+        kind.cast("string").alias("group_type"),
         "consumer_id",
         "group_instance_id",
         "host",
@@ -302,15 +305,26 @@ def _members(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFr
 
 
 def _states(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
-    """One state row per capture of a group."""
+    """One state row per capture of a group: a null never hides another row's value."""
     return (
-        _table(spark, config, "group_states", days)
+        _described_states(spark, config, days)
         .groupBy(*KEY)
         .agg(
-            F.first("state").alias("state"),
-            F.first("assignment_strategy").alias("assignment_strategy"),
+            F.first("state", ignorenulls=True).alias("state"),
+            F.first("assignment_strategy", ignorenulls=True).alias("assignment_strategy"),
         )
     )
+
+
+def _described_states(spark: SparkSession, config: Config, days: list[dt.date]) -> DataFrame:
+    """group_states without the group lists' rows (`kafka-groups.sh --list`, `--list
+    --type`): a list names a group, no capture of its membership, and may be taken at
+    the instant of a `--state` capture. A list row is the only one with neither a
+    coordinator nor a member count (a `--state` row has its coordinator, a jsonl
+    snapshot its member count)."""
+    states = _table(spark, config, "group_states", days)
+    listed = F.col("coordinator_id").isNull() & F.col("member_count").isNull()
+    return states.where(~listed)
 
 
 def log_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame) -> DataFrame:
@@ -405,12 +419,13 @@ def topic_metadata(
 def first_captures(
     spark: SparkSession, config: Config, days: list[dt.date]
 ) -> dict[str, dt.datetime]:
-    """Each cluster's earliest members or state capture of `days`: the replayed
-    captures are some of these (capture_keys), so none of a cluster's is earlier."""
+    """Each cluster's earliest members or state capture of `days` (a group list is
+    neither): the replayed captures are some of these (capture_keys), so none of a
+    cluster's is earlier."""
     captures = (
         _members(spark, config, days)
         .select("cluster", "captured_at")
-        .unionByName(_table(spark, config, "group_states", days).select("cluster", "captured_at"))
+        .unionByName(_described_states(spark, config, days).select("cluster", "captured_at"))
         .where(F.col("cluster").isNotNull() & F.col("captured_at").isNotNull())
     )
     rows = captures.groupBy("cluster").agg(F.min("captured_at").alias("first")).collect()

@@ -7,11 +7,9 @@ one SparkSession, so a batch of queries pays for the JVM once; a statement Spark
 
 from __future__ import annotations
 
-import csv
-import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable
 from typing import TextIO
 
 from pyspark.errors import PySparkException
@@ -20,6 +18,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from fleet_rebalance.cli import SQL_FORMATS, JobFailed
 from fleet_rebalance.config import Config, one_line
 from fleet_rebalance.pipeline import bronze, gold, runs, silver
+from fleet_rebalance.sql_output import print_rows
 from fleet_rebalance.sql_statements import Statement
 from fleet_rebalance.storage.warehouse import Warehouse
 
@@ -106,67 +105,8 @@ def _condition(exc: PySparkException) -> str | None:
 def print_result(df: DataFrame, fmt: str, max_rows: int, out: TextIO = sys.stdout) -> int:
     """Rows printed; csv and json stream every row, table and markdown show the first
     max_rows."""
-    columns = df.columns
-    if fmt == "csv":
-        writer = csv.writer(out)
-        writer.writerow(columns)
-        count = 0
-        for row in _rows(df):
-            writer.writerow(_plain(row))
-            count += 1
-        return count
-    if fmt == "json":
-        count = 0
-        for row in _rows(df):
-            out.write(json.dumps(row.asDict(recursive=True), default=str) + "\n")
-            count += 1
-        return count
-    rows = df.limit(max_rows + 1).collect()
-    shown = [[_cell(v) for v in row] for row in rows[:max_rows]]
-    if fmt == "markdown":
-        out.write(_markdown_line(columns) + "\n")
-        out.write("|" + "|".join("---" for _ in columns) + "|\n")
-        for r in shown:
-            out.write(_markdown_line(r) + "\n")
-        if len(rows) > max_rows:
-            out.write(f"\n(first {max_rows} rows; --max-rows N or --format csv for all)\n")
-        return len(shown)
-    widths = [max([len(c), *(len(r[i]) for r in shown)]) for i, c in enumerate(columns)]
-    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out.write(line + "\n" + _line(columns, widths) + "\n" + line + "\n")
-    for r in shown:
-        out.write(_line(r, widths) + "\n")
-    out.write(line + "\n")
-    if len(rows) > max_rows:
-        out.write(f"(first {max_rows} rows; --max-rows N or --format csv for all)\n")
-    return len(shown)
-
-
-def _rows(df: DataFrame) -> Iterator[Row]:
-    return df.toLocalIterator(prefetchPartitions=True)
-
-
-def _plain(row: Row) -> list:
-    return [_cell(v) if isinstance(v, (list, dict, Row)) else v for v in row]
-
-
-def _cell(value) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, Row):
-        return json.dumps(value.asDict(recursive=True), default=str)
-    if isinstance(value, (list, dict)):
-        return json.dumps(
-            value, default=lambda v: v.asDict(recursive=True) if isinstance(v, Row) else str(v)
-        )
-    return str(value)
-
-
-def _markdown_line(cells: list[str]) -> str:
-    # A pipe would end the cell and a newline the row.
-    escaped = (c.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>") for c in cells)
-    return "| " + " | ".join(escaped) + " |"
-
-
-def _line(cells: list[str], widths: list[int]) -> str:
-    return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+    if fmt in ("csv", "json"):
+        rows: Iterable[Row] = df.toLocalIterator(prefetchPartitions=True)
+    else:
+        rows = df.limit(max_rows + 1).collect()
+    return print_rows(df.columns, rows, fmt, max_rows, out)

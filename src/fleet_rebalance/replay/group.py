@@ -48,6 +48,7 @@ from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 LOG = "log"  # captures-side `_kind` of a coordinator log line
 LOG_COLUMNS = ("captured_at", "event", "generation", "member_id", "reason", "line")
+OWN_ASSIGNMENT = ("share", "streams")  # group types no consumer assignor replays
 
 
 def replay_group(
@@ -91,6 +92,10 @@ def replay_rows(
         labels: dict[int, dict[str, Any]] = {}
         history = group_history(snapshots, logs, known, run_date, settings or Settings())
         events = _recorded(history, rows, common, labels, index)
+        if _own_assignment(members):
+            for _ in events:  # their rebalance_events rows only
+                pass
+            return rows
         ids = (topic_ids or {}).get(cluster)
         for row in replay_events(events, assignors, topic_ids=ids):
             values = dict(row.values)
@@ -104,6 +109,15 @@ def replay_rows(
     except Exception as exc:
         return [error_row(key, run_date, exc)]
     return rows
+
+
+def _own_assignment(members: pd.DataFrame) -> bool:
+    """A share group (its members share partitions) or a streams group (the streams
+    assignor hands out tasks): its rebalances and their causes are replayed like a
+    consumer group's, but no consumer assignor's replay of it means anything."""
+    if "group_type" not in members:
+        return False
+    return bool(members["group_type"].isin(OWN_ASSIGNMENT).any())
 
 
 def error_row(key: tuple, run_date: dt.date, exc: BaseException) -> dict[str, Any]:

@@ -17,6 +17,9 @@ from pyspark.sql import DataFrame, SparkSession
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics.recommendation_text import KEEP
 from fleet_rebalance.replay.events import BOTH, LOGS
+from fleet_rebalance.report import details, history, migration
+from fleet_rebalance.report.details import GroupDetails
+from fleet_rebalance.report.history import HistoryFacts
 from fleet_rebalance.storage.warehouse import Warehouse
 
 # group_health's columns the first two sections show.
@@ -37,6 +40,13 @@ ATTENTION_COLUMNS = (
     "rebalances_saved",
     "paused_partitions_saved",
     "paused_partition_seconds_saved",
+    # KIP-848 convergence (null for groups no capture shows an epoch of)
+    "epoch_bumps",
+    "epochs_converged",
+    "convergence_max_seconds",
+    "convergence_median_seconds",
+    "members_stuck_reconciling",
+    "classic_members",
 )
 CHANGE_COLUMNS = (
     "cluster",
@@ -81,8 +91,14 @@ class DayFacts:
     top_paused: pd.DataFrame
     top_lag_skew: pd.DataFrame  # the same columns
     worst_lag: pd.DataFrame  # cluster, group_id, topic, lag bands, time lag
-    # cluster, group_id, generation, started_at, duration_ms, cause: the busiest groups
+    # cluster, group_id, generation, protocol, started_at, duration_ms, cause (the
+    # logged reason) and cause_kind (details.with_cause_kind): the busiest groups
     timeline: pd.DataFrame
+    # The last report.history_days dates, and each listed group's own section: None
+    # where not gathered (the page then has neither).
+    history: HistoryFacts | None = None
+    details: GroupDetails | None = None
+    migration: migration.MigrationFacts | None = None  # None: no plan in the warehouse
 
 
 def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
@@ -133,8 +149,18 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         "recommended_mean_lag_skew",
         "recommended_max_count_spread",
     ).where(F.col("compared_with").isNotNull())
-    timeline = table("rebalance_timeline", "date")
+    timeline = details.with_cause_kind(
+        table("rebalance_timeline", "date"), table("rebalance_causes", "date")
+    )
     lag = table("lag_distribution", "date").orderBy(F.col("lag_p99").desc_nulls_last()).limit(top)
+    listed_rows = _top(
+        listed,
+        ATTENTION_COLUMNS,
+        top,
+        F.col("severity").desc(),
+        F.col("paused_partition_seconds_saved").desc_nulls_last(),
+        F.col("rebalances").desc(),
+    )
     return DayFacts(
         run_date=run_date,
         groups=captured,
@@ -164,14 +190,7 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
             F.col("paused_partition_seconds_saved").desc_nulls_last(),
             F.col("paused_partitions_saved").desc_nulls_last(),
         ),
-        listed=_top(
-            listed,
-            ATTENTION_COLUMNS,
-            top,
-            F.col("severity").desc(),
-            F.col("paused_partition_seconds_saved").desc_nulls_last(),
-            F.col("rebalances").desc(),
-        ),
+        listed=listed_rows,
         listed_total=listed.count(),
         changes_by_kind={
             r["change_kind"]: r["count"]
@@ -191,10 +210,20 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         worst_lag=lag.toPandas(),
         timeline=busiest_timelines(timeline, top)
         .select(
-            "cluster", "group_id", "generation", "protocol", "started_at", "duration_ms", "cause"
+            "cluster",
+            "group_id",
+            "generation",
+            "protocol",
+            "started_at",
+            "duration_ms",
+            "cause",
+            "cause_kind",
         )
         .orderBy("cluster", "group_id", "generation")
         .toPandas(),
+        history=history.gather(warehouse, run_date, config.report.history_days, listed_rows, top),
+        details=details.gather(warehouse, run_date, listed_rows),
+        migration=migration.gather(warehouse, run_date, top),
     )
 
 

@@ -1,50 +1,78 @@
-"""warehouse/reports/<date>.html: one self-contained page (inline CSS and SVG)."""
+"""warehouse/reports/<date>.html: one self-contained page (inline CSS and SVG, no
+script), readable on a phone (390 px: tables stack, charts scale to the width) and on
+a wide screen (charts and group sections side by side)."""
 
 from __future__ import annotations
-
-import datetime as dt
 
 import pandas as pd
 
 from fleet_rebalance.filesystems import Location, write_bytes
-from fleet_rebalance.report import actions, svg
+from fleet_rebalance.report import actions, group_sections, history_html, migration_html, svg
 from fleet_rebalance.report.facts import DayFacts
+from fleet_rebalance.report.page import Links, group_cell, status_badge, table, timeline_marks
 from fleet_rebalance.report.svg import safe_text
 
 STYLE = (
-    "body{font-family:sans-serif;max-width:1200px;margin:24px auto;color:#222}"
-    "table.actions{width:100%;table-layout:fixed}table.actions td{vertical-align:top}"
-    "summary{cursor:pointer}.id{display:inline-block;max-width:230px;"
-    "overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}"
-    ".headline{font-size:14px}"
+    "*{box-sizing:border-box}"
+    "body{font-family:sans-serif;max-width:1800px;margin:0 auto;padding:12px 16px;"
+    "color:#222;line-height:1.35}"
     "h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}"
-    "table{border-collapse:collapse;font-size:12px}td,th{padding:3px 8px;border-bottom:1px solid"
-    " #eee;text-align:left}"
-    ".note{color:#666;font-size:12px}"
+    "h3{font-size:15px;margin:18px 0 6px}"
+    ".headline{font-size:14px}.note{color:#555;font-size:12px}"
+    "table{border-collapse:collapse;font-size:13px;width:100%}"
+    "table.totals{font-size:12px}table.totals td,table.totals th{padding:3px 4px}"
+    "td,th{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;"
+    "overflow-wrap:anywhere}th{background:#f5f5f5}"
+    "td.num,th.num{text-align:right}td.num{white-space:nowrap}"
+    "table.stack th,td.word{overflow-wrap:break-word}ul{padding-left:20px}"
+    "summary{cursor:pointer}.id{overflow-wrap:anywhere}a{color:#1a4f8b}"
+    # Burrow statuses: a coloured edge and tint, the status always written.
+    ".status{display:inline-block;padding:0 5px;border-left:5px solid #9e9e9e;"
+    "background:#f2f2f2;white-space:nowrap;font-weight:bold}"
+    ".status.ERR,.status.STOP,.status.STALL{border-color:#c62828;background:#fde4e4;"
+    "color:#8b1111}"
+    ".status.WARN,.status.REWIND{border-color:#f9a825;background:#fff4d6;color:#6d4c00}"
+    ".charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,520px),1fr));"
+    "gap:12px 36px;align-items:start}"
+    "svg.chart{width:100%;height:auto;display:block;max-width:820px}"
+    "svg.spark{vertical-align:middle;margin-right:6px}"
+    ".groups{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,620px),1fr));"
+    "gap:8px 36px}"
+    "section.group{border-top:3px solid #ddd;padding-top:4px;min-width:0}"
+    ".multiples{display:flex;flex-wrap:wrap;gap:8px 28px}"
+    ".multiples figure{margin:0}.multiples figcaption{font-size:12px;color:#555}"
+    # A phone: every table row becomes a block of labelled lines.
+    "@media (max-width:700px){body{padding:8px}"
+    "table.stack thead{display:none}"
+    "table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}"
+    "table.stack tr{border-bottom:2px solid #ddd;padding:4px 0}"
+    "table.stack td{border:0;padding:2px 4px}table.stack td.num{text-align:left}"
+    "ul ul{padding-left:14px}"
+    "table.stack td::before{content:attr(data-label) ': ';color:#555;font-weight:normal}}"
 )
-
-
-def _group(row) -> str:
-    return f"{row.cluster}/{row.group_id}"
 
 
 def _numbers(series: pd.Series) -> list[float | None]:
     return [None if pd.isna(v) else float(v) for v in series]
 
 
-def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
+def _group(row) -> str:
+    return f"{row.cluster}/{row.group_id}"
+
+
+def generations(n: int) -> str:
+    return f"· {n} generation" + ("" if n == 1 else "s")
+
+
+def _sections(f: DayFacts, links: Links) -> list[tuple[str, str, str]]:
     a = f.per_assignor
     paused, skewed, lag = f.top_paused, f.top_lag_skew, f.worst_lag
-    lanes: dict[str, list[tuple[dt.datetime, str, str]]] = {}
-    for r in f.timeline.itertuples():
-        if pd.isna(r.started_at):
-            continue
-        tip = (
-            f"generation {r.generation} at {r.started_at:%H:%M:%S}: {r.cause or 'cause not logged'}"
-        )
-        duration = "" if pd.isna(r.duration_ms) else f", {int(r.duration_ms):,} ms"
-        at = r.started_at.to_pydatetime()
-        lanes.setdefault(_group(r), []).append((at, r.protocol, tip + duration))
+    marks = timeline_marks(f.timeline)
+    busiest = sorted(marks, key=lambda k: (-len(marks[k]), k))
+    lanes = {f"{c}/{g}": marks[(c, g)] for c, g in busiest}
+    lane_links = {f"{c}/{g}": links.href(c, g) for c, g in busiest if links.href(c, g)}
+    notes = {f"{c}/{g}": generations(len(marks[(c, g)])) for c, g in busiest}
+    lag_links = [links.href(r.cluster, r.group_id) for r in lag.itertuples()]
     return [
         (
             "Stickiness and paused partitions per assignor",
@@ -69,6 +97,7 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
                 "Offset lag per group and topic, in messages (log scale)",
                 [f"{_group(r)} {r.topic}" for r in lag.itertuples()],
                 [(r.lag_p50, r.lag_p90, r.lag_p99, r.lag_max) for r in lag.itertuples()],
+                links=lag_links,
             )
             + svg.bars(
                 "Time lag, h:mm:ss (Kafka Lag Exporter's estimate)",
@@ -79,6 +108,7 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
                 },
                 log=True,
                 unit="duration",
+                links=lag_links,
             ),
             "Worst by p99 offset lag over the day's captures.",
         ),
@@ -91,6 +121,7 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
                     "now": _numbers(skewed.declared_mean_lag_skew),
                     "recommended": _numbers(skewed.recommended_mean_lag_skew),
                 },
+                links=[links.href(r.cluster, r.group_id) for r in skewed.itertuples()],
             )
             + svg.bars(
                 "Paused partitions summed over the day's rebalances",
@@ -100,6 +131,7 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
                     "recommended": _numbers(paused.recommended_paused_partitions),
                 },
                 unit="count",
+                links=[links.href(r.cluster, r.group_id) for r in paused.itertuples()],
             ),
             "Now: the declared assignor's replay of every generation (as observed where it "
             "is not replayed), the baseline of every saving in this report. Recommended: the "
@@ -109,48 +141,51 @@ def _sections(f: DayFacts) -> list[tuple[str, str, str]]:
         ),
         (
             "Rebalance timeline",
-            svg.timeline("Rebalances of the busiest groups from the coordinator logs", lanes)
+            svg.timeline(
+                "Rebalances of the busiest groups from the coordinator logs, by cause",
+                lanes,
+                links=lane_links,
+                notes=notes,
+            )
             if lanes
             else "<p>No coordinator log lines for this date.</p>",
-            "Hover a mark for its generation, cause and duration.",
+            "Lanes most generations first; each mark a generation coloured by its cause "
+            "(rebalance_causes; a cooperative group's revocation round is a follow-up "
+            "round). Each group's section lists its generations with cause and duration.",
         ),
     ]
 
 
-def _first_sections(f: DayFacts) -> list[str]:
+def _first_sections(f: DayFacts, links: Links) -> list[str]:
     """Groups that need attention, then changes to make: the summary's words, as tables."""
-    attention = actions.attention_rows(f)
-    statuses = {_group(r): actions.status_text(r) for r in f.attention.itertuples()}
     parts = [f"<h2>{safe_text(actions.attention_title(f))}</h2>"]
-    if attention:
-        rows = "".join(
-            f"<tr><td>{_id_cell(group)}</td><td>{safe_text(statuses[group])}</td>"
-            f"<td>{safe_text(why)}</td></tr>"
-            for group, why in attention
-        )
-        parts.append(
-            "<table class='actions'><colgroup><col style='width:240px'>"
-            "<col style='width:190px'><col></colgroup><tr><th>group</th>"
-            f"<th>Burrow (last capture)</th><th>why</th></tr>{rows}</table>"
-        )
-        parts.append(_more(len(attention), f.attention_total))
+    rows = [
+        [
+            group_cell(links, r.cluster, r.group_id),
+            status_badge(actions.status_text(r), r.last_status),
+            safe_text(why),
+        ]
+        for r, (_, why) in zip(f.attention.itertuples(), actions.attention_rows(f), strict=True)
+    ]
+    if rows:
+        parts.append(table(["group", "Burrow (last capture)", "why"], rows))
+        parts.append(_more(len(rows), f.attention_total))
     else:
         parts.append("<p>No group needs attention today.</p>")
     changes = actions.change_rows(f)
     parts.append(f"<h2>{safe_text(actions.changes_title(f))}</h2>")
     if changes:
-        rows = "".join(
-            f"<tr><td>{_id_cell(c.group)}</td><td>{safe_text(c.change)}</td>"
-            f"<td>{safe_text(c.saving)}</td><td>{_prerequisites(c.prerequisites)}</td>"
-            f"<td>{safe_text(c.reason)}</td></tr>"
-            for c in changes
-        )
-        parts.append(
-            "<table class='actions'><colgroup><col style='width:240px'>"
-            "<col style='width:150px'><col style='width:170px'><col style='width:32%'><col>"
-            "</colgroup><tr><th>group</th><th>change</th><th>expected saving</th>"
-            f"<th>prerequisites</th><th>why</th></tr>{rows}</table>"
-        )
+        rows = [
+            [
+                group_cell(links, r.cluster, r.group_id),
+                safe_text(c.change),
+                safe_text(c.saving),
+                _prerequisites(c.prerequisites),
+                safe_text(c.reason),
+            ]
+            for r, c in zip(f.changes.itertuples(), changes, strict=True)
+        ]
+        parts.append(table(["group", "change", "expected saving", "prerequisites", "why"], rows))
         parts.append(_more(len(changes), actions.changes_total(f)))
     else:
         parts.append("<p>Every group already runs the best choice it has (keep).</p>")
@@ -167,26 +202,32 @@ def _prerequisites(text: str) -> str:
     return f"<details><summary>{safe_text(first)}</summary>{safe_text(rest)}</details>"
 
 
-def _id_cell(text: str) -> str:
-    """An id cut with an ellipsis by CSS where it is too long, whole in its tooltip."""
-    return f"<span class='id' title='{safe_text(text)}'>{safe_text(text)}</span>"
-
-
 def _more(shown: int, total: int) -> str:
     line = actions.more(shown, total)
     return f"<p class='note'>{safe_text(line)}</p>" if line else ""
 
 
 def render(f: DayFacts) -> str:
+    links = Links(f)
     parts = [
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>fleet_rebalance "
-        f"{f.run_date}</title><style>{STYLE}</style></head><body>",
-        f"<h1>Consumer-group rebalance report, {f.run_date}</h1>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>fleet_rebalance {f.run_date}</title><style>{STYLE}</style></head><body>",
+        f"<h1 id='top'>Consumer-group rebalance report, {f.run_date}</h1>",
         f"<p class='headline'>{safe_text(actions.headline(f))}</p>",
-        *_first_sections(f),
+        *_first_sections(f, links),
     ]
-    for title, content, note in _sections(f):
-        parts.append(f"<h2>{safe_text(title)}</h2>{content}<p class='note'>{safe_text(note)}</p>")
+    if f.history is not None:
+        parts.append(history_html.render(f, f.history, links))
+    if f.migration is not None:
+        parts.append(migration_html.render(f.migration, links))
+    for title, content, note in _sections(f, links):
+        parts.append(
+            f"<h2>{safe_text(title)}</h2><div class='charts'>{content}</div>"
+            f"<p class='note'>{safe_text(note)}</p>"
+        )
+    if f.details is not None:
+        parts.append(group_sections.render(f, f.details, links))
     parts.append("</body></html>")
     return "".join(parts)
 

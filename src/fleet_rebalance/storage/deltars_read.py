@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from fleet_rebalance.filesystems import Location
+from fleet_rebalance.storage.column_comments import with_metadata_of
 from fleet_rebalance.storage.deltars_commit import open_table
 from fleet_rebalance.storage.engine import READER_KEY
 from fleet_rebalance.storage.errors import StorageError, TableNotFoundError
@@ -67,6 +68,7 @@ def read_delta_rs(
         [values for _, values, _ in files],
         [int(a["size_bytes"]) for _, _, a in files],
     )
+    frame = with_metadata_of(frame, schema)  # the columns' comments, as Delta's reader keeps them
     rest = {c: v for c, v in (where or {}).items() if c not in partitions}
     return frame.where(rows_in(schema, rest, uri)) if rest else frame
 

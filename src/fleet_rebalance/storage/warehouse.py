@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from fleet_rebalance.filesystems import Location, exists
 from fleet_rebalance.storage import read_table, table_location, write_table
+from fleet_rebalance.storage.column_comments import commented_frame, commented_schema
 from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
 from fleet_rebalance.storage.jvm_paths import jvm_uri
 from fleet_rebalance.storage.snapshot import partition_values, table_state
@@ -83,7 +84,7 @@ class Warehouse:
         per_run_columns: Sequence[str] = (),
     ) -> None:
         write_table(
-            df,
+            commented_frame(df, name),
             self.uri(name),
             mode=mode,
             partition_by=partition_by,
@@ -119,7 +120,7 @@ class Warehouse:
         return task_write(
             self.spark,
             self.uri(name),
-            schema,
+            commented_schema(schema, name),
             mode=mode,
             partition_by=partition_by,
             replace_where=replace_where,
