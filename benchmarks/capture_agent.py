@@ -42,7 +42,7 @@ def cycle(raw: Path, fake: FakeCluster) -> tuple[CycleResult, int]:
     result = run_cycle(config.clusters[0], FakeAdmin(fake), config)
     if not result.ok:
         raise SystemExit(f"cycle failed: {result.error}")
-    size = sum(p.stat().st_size for p in result.path.iterdir())
+    size = sum(p.stat().st_size for p in (raw / result.path).iterdir())
     return result, size
 
 

@@ -72,6 +72,9 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             "spark.databricks.delta.snapshotPartitions": "2",
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
+            # One JVM serves the whole suite (some 1,500 tests, dozens of nightlies): the
+            # default 1g heap ran out near the end once the tables grew wider.
+            "spark.driver.memory": "3g",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
             "spark.jars": ",".join(str(j) for j in jvm_jars("delta", "s3a")),
             "spark.sql.extensions": DELTA_EXTENSION_CLASS,

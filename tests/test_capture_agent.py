@@ -632,10 +632,10 @@ def test_config_resolves_secrets_from_environment_and_files(tmp_path, monkeypatc
         ({"clusters": [{"name": "e", "bootstrap_servers": "b:1"}]}, "raw_root: expected"),
         (
             {
-                "raw_root": "s3://bucket/raw",
+                "raw_root": "ftp://bucket/raw",
                 "clusters": [{"name": "e", "bootstrap_servers": "b:1"}],
             },
-            "only a local directory",
+            "unsupported scheme",
         ),
         ({"raw_root": "r", "clusters": []}, "clusters: expected a non-empty list"),
         (

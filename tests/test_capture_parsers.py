@@ -326,6 +326,7 @@ def test_jsonl_snapshot_feeds_three_tables():
         3,
     )
     assert member["assignment"] == [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}]
+    assert (member["rack"], member["generation"]) == ("az1", 4)
     assert result.quarantine[0]["reason"].startswith("invalid snapshot")
 
 

@@ -19,7 +19,7 @@ STATE_FORMAT = "%-15s %-25s %-20s %-20s %-15s %-25s %s"
 
 
 def test_the_new_columns_come_last():
-    assert TABLES["members"].names[-3:] == ["member_epoch", "target_epoch", "upgraded"]
+    assert TABLES["members"].names[-5:-2] == ["member_epoch", "target_epoch", "upgraded"]
     assert TABLES["group_states"].names[-2:] == ["group_epoch", "target_assignment_epoch"]
 
 

@@ -343,7 +343,7 @@ def test_bronze_batches_carry_the_new_columns():
         for batch in parts:
             assert batch.schema.remove_metadata().equals(TABLES[table]), table
     assert TABLES["offsets"].names[-2:] == ["group_type", "start_offset"]
-    assert TABLES["members"].names[-6:-3] == ["rebalancing", "group_type", "tasks"]
+    assert TABLES["members"].names[-8:-5] == ["rebalancing", "group_type", "tasks"]
     assert TABLES["group_states"].names[-3] == "group_type"
     members = pa.Table.from_batches(batches["members"]).to_pylist()
     assert sorted({m["group_type"] for m in members}) == ["share", "streams"]

@@ -153,6 +153,14 @@ BRONZE: dict[str, TableDoc] = {
                 "consumer members: true for a consumer-protocol member, false for a classic "
                 "member inside a consumer group (a migration in progress); null otherwise."
             ),
+            "rack": (
+                "The member's client.rack as an exporter's jsonl gives it (fleet-capture: "
+                "the admin API's member rack); null from the CLI views, which never print it."
+            ),
+            "generation": (
+                "The generation the member last joined, as an exporter's jsonl gives it; "
+                "null from the CLI views."
+            ),
         },
     },
     "group_states": {

@@ -19,7 +19,13 @@ from typing import Any
 
 import yaml
 
+from fleet_rebalance.agent.destination import (
+    parse_compression,
+    parse_raw_root,
+    parse_storage_options,
+)
 from fleet_rebalance.agent.errors import ConfigError
+from fleet_rebalance.filesystems import Location
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FILE_PREFIX = "file:"
@@ -96,13 +102,14 @@ class ClusterConfig:
 
 @dataclass(frozen=True)
 class AgentConfig:
-    raw_root: Path
+    raw_root: Path | Location  # a Location when it is on an object store
     clusters: tuple[ClusterConfig, ...]
     interval_s: float = DEFAULT_INTERVAL_S
     timeouts: Timeouts = field(default_factory=Timeouts)
     backoff: Backoff = field(default_factory=Backoff)
     batching: Batching = field(default_factory=Batching)
     secrets: frozenset[str] = field(default_factory=frozenset, repr=False)
+    compression: str | None = None  # None or "gzip"
 
 
 def load_config(path: Path | str, env: dict[str, str] | None = None) -> AgentConfig:
@@ -117,7 +124,17 @@ def load_config(path: Path | str, env: dict[str, str] | None = None) -> AgentCon
     return parse_config(document, os.environ if env is None else env, base=path.parent)
 
 
-TOP_KEYS = {"raw_root", "interval_s", "timeouts", "backoff", "batching", "groups", "clusters"}
+TOP_KEYS = {
+    "raw_root",
+    "storage",
+    "compression",
+    "interval_s",
+    "timeouts",
+    "backoff",
+    "batching",
+    "groups",
+    "clusters",
+}
 CLUSTER_KEYS = {"name", "bootstrap_servers", "client", "groups"}
 
 
@@ -132,14 +149,7 @@ def parse_config(document: Any, env: Any, base: Path = Path(".")) -> AgentConfig
     backoff = _mapping(top.get("backoff", {}), "backoff")
     batching = _mapping(top.get("batching", {}), "batching")
     default_filter = _filter(top.get("groups", {}), "groups")
-    raw_root = top.get("raw_root")
-    if not isinstance(raw_root, str) or not raw_root:
-        raise ConfigError("raw_root: expected a local directory path, found " + _shown(raw_root))
-    if "://" in raw_root:
-        raise ConfigError(
-            f"raw_root: only a local directory is supported by fleet-capture, found {raw_root!r}"
-            " (sync it to object storage with the store's own tool)"
-        )
+    raw_root = parse_raw_root(top.get("raw_root"), parse_storage_options(top.get("storage")), base)
     clusters = top.get("clusters")
     if not isinstance(clusters, list) or not clusters:
         raise ConfigError("clusters: expected a non-empty list, found " + _shown(clusters))
@@ -151,7 +161,8 @@ def parse_config(document: Any, env: Any, base: Path = Path(".")) -> AgentConfig
     if len(set(names)) != len(names):
         raise ConfigError(f"clusters: names must be unique, found {names}")
     return AgentConfig(
-        raw_root=(base / raw_root) if not os.path.isabs(raw_root) else Path(raw_root),
+        raw_root=raw_root,
+        compression=parse_compression(top.get("compression")),
         clusters=parsed,
         interval_s=interval,
         timeouts=Timeouts(

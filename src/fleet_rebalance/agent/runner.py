@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from fleet_rebalance.agent.admin import AdminClientLike, error_text
 from fleet_rebalance.agent.collect import capture_cluster
@@ -47,7 +46,7 @@ class CycleResult:
     cluster: str
     captured_at: dt.datetime
     took_s: float
-    path: Path | None = None
+    path: str | None = None  # the snapshot directory, relative to raw_root
     groups: int = 0
     failed_groups: int = 0
     partitions: int = 0
@@ -81,7 +80,7 @@ def run_cycle(
             files.append((GROUPS_FILE, group_lines(snapshot)))
         if snapshot.topics is not None:
             files.append((TOPICS_FILE, topics_lines(snapshot.topics)))
-        path = write_snapshot(config.raw_root, cluster.name, captured_at, files)
+        path = write_snapshot(config.raw_root, cluster.name, captured_at, files, config.compression)
     except (ClusterUnavailable, OSError) as exc:
         return CycleResult(cluster.name, captured_at, clock() - started, error=str(exc))
     except Exception as exc:  # a client call raising where it should fail a future, or a bug
@@ -102,7 +101,7 @@ def run_cycle(
     )
 
 
-def status_line(result: CycleResult, raw_root: Path, retry_in: float | None = None) -> str:
+def status_line(result: CycleResult, retry_in: float | None = None) -> str:
     """The one line a cycle prints: when, which cluster, what it found, where it went."""
     head = f"{stamp(result.captured_at)} {result.cluster}"
     if not result.ok:
@@ -111,7 +110,7 @@ def status_line(result: CycleResult, raw_root: Path, retry_in: float | None = No
     failed = f" ({result.failed_groups} failed)" if result.failed_groups else ""
     topics = "topics not described" if result.topics is None else f"{result.topics} topics"
     notes = "".join(f"; {n}" for n in result.notes)
-    where = result.path.relative_to(raw_root) if result.path else "-"
+    where = result.path or "-"
     return (
         f"{head} ok {result.groups} groups{failed}, {result.partitions} partitions, {topics}"
         f" in {result.took_s:.1f}s -> {where}{notes}"
@@ -147,7 +146,7 @@ def run_once(
         for future in as_completed(futures):
             result = future.result()
             results.append(result)
-            report(status_line(result, config.raw_root))
+            report(status_line(result))
     return OK_STATUS if all(r.ok for r in results) else FAILED_STATUS
 
 
@@ -195,9 +194,9 @@ def cluster_loop(
         if result.ok:
             failures = 0
             delay = max(0.0, config.interval_s - (clock() - started))
-            report(status_line(result, config.raw_root))
+            report(status_line(result))
         else:
             failures += 1
             delay = config.backoff.delay(failures)
-            report(status_line(result, config.raw_root, retry_in=delay))
+            report(status_line(result, retry_in=delay))
         stop.wait(delay)

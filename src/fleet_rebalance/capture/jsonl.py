@@ -34,11 +34,11 @@ Optional KIP-848 keys (Kafka's admin API, 4.x): a snapshot's `group_epoch` and
 `target_assignment_epoch`, a member's `member_epoch`, `target_epoch` and `upgraded`
 (false: a classic member inside a consumer group); absent or null is unknown.
 
-Every other line feeds group_states (one row), members and offsets. The bronze
-members table has no rack or generation column (DESIGN.md), so those two fields are
-validated but not stored yet. Types are strict: a snapshot with a value of the wrong
-JSON type (a string for a list, 3.7 or true for a partition, a repeated key) is
-quarantined whole, never coerced, so a group is never stored with part of its members.
+Every other line feeds group_states (one row), members (with each member's rack and
+generation, which the CLI views never print) and offsets. Types are strict: a snapshot
+with a value of the wrong JSON type (a string for a list, 3.7 or true for a partition, a
+repeated key) is quarantined whole, never coerced, so a group is never stored with part
+of its members.
 """
 
 from __future__ import annotations
@@ -186,8 +186,6 @@ def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, A
     ]
     for member in members:
         assignment = [_tp(tp) for tp in _list(member, "assignment")]
-        _int(member, "generation", INT32, "generation")
-        _text(member, "rack")
         subscription = member.get("subscription")
         if subscription is not None:
             subscription = [_topic(t, "subscription") for t in _list(member, "subscription")]
@@ -212,6 +210,8 @@ def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, A
                     "member_epoch": _int(member, "member_epoch", INT32, "member_epoch"),
                     "target_epoch": _int(member, "target_epoch", INT32, "target_epoch"),
                     "upgraded": _bool(member, "upgraded"),
+                    "rack": _text(member, "rack"),
+                    "generation": _int(member, "generation", INT32, "generation"),
                 },
             )
         )

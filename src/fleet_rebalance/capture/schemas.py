@@ -67,6 +67,10 @@ TABLES: dict[str, pa.Schema] = {
         ("member_epoch", INT),
         ("target_epoch", INT),
         ("upgraded", B),
+        # What an exporter's jsonl gives and the CLI views do not (null from them): the
+        # member's client.rack and the generation it last joined.
+        ("rack", S),
+        ("generation", INT),
     ),
     "group_states": _schema(
         ("cluster", S),
