@@ -446,6 +446,8 @@ def test_groups_no_hostile_case_touches_have_the_clean_runs_silver_and_gold(spar
         if name in ("rebalance_events", "replay_metrics", "stickiness") and not want.take(1):
             problems.append(f"{name}: the clean run has no rows (vacuous comparison)")
         got = without_groups(table(spark, runs.hostile, name), touched)
+        if name == "protocol_migration_plan":  # a rank across the fleet, hostile groups too
+            got, want = got.drop("migration_order"), want.drop("migration_order")
         if difference := first_difference(got, want):
             problems.append(f"{name}: {difference}")
     assert not problems, problems_message(problems)
