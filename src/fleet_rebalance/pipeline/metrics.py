@@ -162,7 +162,7 @@ def health_frame(spark: SparkSession, config: Config, run_date: dt.date) -> Data
     read = _reader(spark, config)
     tables["convergence"] = convergence_frame(
         read("members", "capture_date", run_date),
-        read("coordinator_events", "log_date", run_date - dt.timedelta(days=1), run_date),
+        read("coordinator_events", "log_date", run_date),  # it keys bumps by their log date
         m.reconcile_stuck_s,
     )
     limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)

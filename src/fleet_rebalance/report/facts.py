@@ -209,16 +209,7 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
         .toPandas(),
         worst_lag=lag.toPandas(),
         timeline=busiest_timelines(timeline, top)
-        .select(
-            "cluster",
-            "group_id",
-            "generation",
-            "protocol",
-            "started_at",
-            "duration_ms",
-            "cause",
-            "cause_kind",
-        )
+        .select(*details.TIMELINE_COLUMNS)
         .orderBy("cluster", "group_id", "generation")
         .toPandas(),
         history=history.gather(warehouse, run_date, config.report.history_days, listed_rows, top),
