@@ -57,22 +57,26 @@ for direct_url in "$venv"/lib/python*/site-packages/fleet_rebalance-*.dist-info/
   [ -f "$direct_url" ] && grep -q '"editable": *true' "$direct_url" &&
     grep -qF "\"file://$project\"" "$direct_url" && editable="-e"
 done
+# pip builds the project in-tree, and setuptools' build/ keeps modules src/ no longer has
+# (a moved module would be installed under both names): each install starts without it.
 # .fleet-deps holds "<setup.cfg hash> <extras>"; an install with the test extra serves every job.
 have_hash=""; have_extras=""
 [ -f "$venv/.fleet-deps" ] && read -r have_hash have_extras < "$venv/.fleet-deps"
 if [ "$have_hash" != "$deps_hash" ] ||
    { [ "$have_extras" != "$extras" ] && [ "$have_extras" != "cluster,test" ]; }; then
   echo "installing dependencies into $venv (first run, or setup.cfg changed)" >&2
+  rm -rf "$project/build"
   "$venv/bin/python" -m pip install --quiet $editable "$project[$extras]" >&2
   echo "$deps_hash $extras" > "$venv/.fleet-deps"
   echo "$src_hash" > "$venv/.fleet-src"
   touch "$venv/.fleet-installed"
 elif [ -z "$editable" ] && [ "$(cat "$venv/.fleet-src" 2>/dev/null || true)" != "$src_hash" ]; then
   echo "re-installing fleet_rebalance into $venv (src/ changed)" >&2
+  rm -rf "$project/build"
   "$venv/bin/python" -m pip install --quiet --no-deps --force-reinstall "$project" >&2
   echo "$src_hash" > "$venv/.fleet-src"
   touch "$venv/.fleet-installed"
 fi
 
 export FLEET_PROJECT_DIR="$project"
-exec "$venv/bin/python" -m fleet_rebalance.launcher "$@"
+exec "$venv/bin/python" -m fleet_rebalance.cli "$@"

@@ -157,7 +157,7 @@ def main() -> None:
     if not history.exists():
         seed = nightly(days[0], conf, work / "history-day1.log")
         print(f"day 1 ({days[0]}) to start the history: {seed['wall']:.1f} s", flush=True)
-    # Resumes an interrupted history: dates complete for the same inputs are skipped.
+    # Resumes an interrupted history: the dates already done run again, committing nothing.
     started = time.monotonic()
     backfill = run(
         ["nightly", "--from", days[1].isoformat(), "--to", days[-2].isoformat()],
@@ -166,7 +166,7 @@ def main() -> None:
     )
     per_date = [seconds(m.group(1)) for line in backfill["stderr"] if (m := PROGRESS.search(line))]
     print(
-        f"backfill of {len(days) - 2} dates ({len(per_date)} run, the rest complete): "
+        f"backfill of {len(days) - 2} dates ({len(per_date)} run): "
         f"{time.monotonic() - started:.0f} s, driver peak {backfill['peak']:.0f} MiB",
         flush=True,
     )

@@ -27,8 +27,8 @@ from fleet_rebalance.capture import store
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import location
 from fleet_rebalance.generate.render import GroupView, MemberView, offsets_view
-from fleet_rebalance.pipeline import ingest
-from fleet_rebalance.session import build_session
+from fleet_rebalance.pipeline.ingest import reconcile, tasks
+from fleet_rebalance.spark.session import build_session
 from fleet_rebalance.storage.warehouse import Warehouse
 
 CSV_SCHEMA = (
@@ -103,10 +103,11 @@ def _noop(frame) -> None:
 def _parse_to_parquet(spark, config: Config, day_files) -> None:
     """The parse stage as ingest runs it: tasks write every table's files, reported,
     then deleted instead of committed."""
-    writes = ingest._sinks(Warehouse(spark, config.warehouse), list(day_files))
+    writes = tasks.sinks(Warehouse(spark, config.warehouse), list(day_files))
     written = {}
     try:
-        _, written = ingest._reports(ingest._parse(spark, config, day_files, writes).collect())
+        stage = tasks.parse_captures(spark, config, day_files, writes)
+        _, written = reconcile.reports(stage.collect())
     finally:
         for name, write in writes.items():
             write.abort(written.get(name, []))

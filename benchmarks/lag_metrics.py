@@ -30,7 +30,7 @@ from fleet_rebalance.metrics import consumer_status as status
 from fleet_rebalance.metrics import lag_distribution as lags
 from fleet_rebalance.pipeline import ingest
 from fleet_rebalance.pipeline.metrics import consumer_status, lag_distribution, offset_history
-from fleet_rebalance.session import build_session
+from fleet_rebalance.spark.session import build_session
 
 DAY = dt.date(2026, 11, 20)
 

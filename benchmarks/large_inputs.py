@@ -9,7 +9,8 @@ too (`--gzip`). Each file is then ingested by the code of one parse task
 (bronze_batches.capture_batches over parse_file_parts, as ingest's executors run it; the
 batches it yields are counted, not written) in a fresh process, `--repeat` times; the
 medians of wall time and of that process's peak RSS are printed, with the RSS of the
-process before parsing (interpreter and imports).
+process before parsing (interpreter and imports). capture.max_memory_mb bounds what the
+parse task adds to that: peak RSS minus RSS before parsing, checked against it here.
 
     python benchmarks/large_inputs.py                       # 2 GB log, 1 GB offsets
     python benchmarks/large_inputs.py --log-mb 200 --offsets-mb 100 --repeat 3
@@ -241,11 +242,15 @@ def main() -> None:
             relative = str(path.relative_to(raw))
             budget = -args.max_memory_mb if args.parse_only else args.max_memory_mb
             result = measure(raw, relative, budget, args.repeat)
+            used = result["peak_rss_mb"] - result["base_rss_mb"]
+            within = used <= args.max_memory_mb
             print(
                 f"  {path.name} ({path.stat().st_size / MB:.0f} MiB): "
                 f"{result['seconds']:.1f}s, peak RSS {result['peak_rss_mb']:.0f} MiB "
-                f"(before parsing {result['base_rss_mb']:.0f} MiB), {result['lines']} lines, "
-                f"{result['rows']} rows, {result['status']}, reconciles {result['reconciles']}",
+                f"(before parsing {result['base_rss_mb']:.0f} MiB: the task used {used:.0f} of "
+                f"{args.max_memory_mb} MiB, {'within' if within else 'OVER'}), "
+                f"{result['lines']} lines, {result['rows']} rows, {result['status']}, "
+                f"reconciles {result['reconciles']}",
                 flush=True,
             )
     finally:

@@ -35,7 +35,7 @@ from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import ingest, replay, silver
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.group import replay_group
-from fleet_rebalance.session import build_session
+from fleet_rebalance.spark.session import build_session
 
 DAY = dt.date(2026, 11, 20)
 

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import replay
 from fleet_rebalance.pipeline.bronze import TABLES
-from fleet_rebalance.session import build_session
+from fleet_rebalance.spark.session import build_session
 from fleet_rebalance.storage import write_table
 
 DAY = dt.date(2026, 11, 20)

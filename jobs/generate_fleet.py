@@ -7,8 +7,8 @@ import logging
 import shutil
 from pathlib import Path
 
+from fleet_rebalance.cli.run_job import run_job
 from fleet_rebalance.generate.fleet import FleetSpec, truth_path, write_fleet
-from fleet_rebalance.run_job import run_job
 
 log = logging.getLogger("fleet_rebalance.generate")
 

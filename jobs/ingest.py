@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from fleet_rebalance.cli import job_args
-from fleet_rebalance.run_job import run_job
+from fleet_rebalance.cli.job_args import job_args
+from fleet_rebalance.cli.run_job import run_job
 
 
 def main(flags: argparse.Namespace) -> int:
     args = job_args("ingest", flags)
     from fleet_rebalance.pipeline import backfill, ingest
     from fleet_rebalance.pipeline.nightly import run_step
-    from fleet_rebalance.session import build_session
+    from fleet_rebalance.spark.session import build_session
 
     spark = build_session(args.config, job="ingest", run_date=args.run_date)
     step = ("ingest", ingest.run)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from fleet_rebalance.cli import job_config
-from fleet_rebalance.run_job import run_job
+from fleet_rebalance.cli.job_args import job_config
+from fleet_rebalance.cli.run_job import run_job
 
 
 def main(args: argparse.Namespace) -> int:
     config = job_config(args, "maintain")
     from fleet_rebalance.pipeline.maintain import run
-    from fleet_rebalance.session import build_session
+    from fleet_rebalance.spark.session import build_session
 
     spark = build_session(config, job="maintain", run_date=None)
     print("\n".join(run(spark, config, args.retain_days)), flush=True)

@@ -6,16 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fleet_rebalance.cli import job_config
-from fleet_rebalance.run_job import run_job
-from fleet_rebalance.sql_statements import sql_statements
+from fleet_rebalance.cli.job_args import job_config
+from fleet_rebalance.cli.run_job import run_job
+from fleet_rebalance.cli.sql_input import sql_statements
 
 
 def main(args: argparse.Namespace) -> int:
     statements = sql_statements(args, sys.stdin)
     config = job_config(args, "sql")
     from fleet_rebalance.pipeline.sql import register_views, run_statements
-    from fleet_rebalance.session import build_session
+    from fleet_rebalance.spark.session import build_session
 
     spark = build_session(config, job="sql", run_date=None)
     spark.sparkContext.setLogLevel("ERROR")

@@ -25,7 +25,7 @@ from pyspark.sql.types import MapType
 
 from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.storage import read_table
-from fleet_rebalance.storage.engine import ENGINE_KEY, STORAGE_OPTIONS_KEY
+from fleet_rebalance.storage.engines import run_changed
 
 PROJECT = Path(__file__).resolve().parent.parent
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -283,25 +283,17 @@ def kill_tree(process: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def storage_engine(spark, engine: str) -> Iterator[None]:
-    """The session's storage engine for a while, as build_session sets it from the conf
-    (the test session has both engines' classes)."""
-    before = spark.conf.get(ENGINE_KEY)
-    spark.conf.set(ENGINE_KEY, engine)
-    try:
+    """The session's storage engine for a while, as build_session chooses it from the
+    conf (the test session has both engines' classes)."""
+    with run_changed(spark, engine=engine):
         yield
-    finally:
-        spark.conf.set(ENGINE_KEY, before)
 
 
 @contextlib.contextmanager
 def storage_options(spark, options: Mapping[str, str]) -> Iterator[None]:
-    """The session's storage.options, as build_session sets them from the conf."""
-    before = spark.conf.get(STORAGE_OPTIONS_KEY, "{}")
-    spark.conf.set(STORAGE_OPTIONS_KEY, json.dumps(dict(options), sort_keys=True))
-    try:
+    """The session's storage.options, as build_session takes them from the conf."""
+    with run_changed(spark, storage_options=dict(options)):
         yield
-    finally:
-        spark.conf.set(STORAGE_OPTIONS_KEY, before)
 
 
 def assert_same_tables(

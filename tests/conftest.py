@@ -43,7 +43,7 @@ def _no_job_logging_left():
     """Jobs run in-process (test_cli*, test_faults' stubs) add handlers on the test's
     stderr; they go with the test."""
     yield
-    from fleet_rebalance.run_job import reset_logging
+    from fleet_rebalance.cli.run_job import reset_logging
 
     reset_logging()
 
@@ -56,7 +56,7 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
     first use) and Delta's session extension is on, so a test may run either engine
     (storage_engine); the session's own is delta-rs unless FLEET_TEST_ENGINE says."""
     from fleet_rebalance.config import Config, StorageConfig
-    from fleet_rebalance.session import build_session
+    from fleet_rebalance.spark.session import build_session
     from fleet_rebalance.storage.engine import (
         DELTA_CATALOG_CLASS,
         DELTA_EXTENSION_CLASS,

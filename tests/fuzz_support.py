@@ -33,12 +33,8 @@ from typing import Any, Protocol, TypeVar
 from hypothesis import strategies as st
 
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches
-from fleet_rebalance.capture.coordinator_log import (
-    COORDINATOR_LOGGERS,
-    NO_FACT,
-    UNKNOWN_LINE,
-    UNMATCHED_GROUP_LINE,
-)
+from fleet_rebalance.capture.coordinator_log import NO_FACT, UNKNOWN_LINE, UNMATCHED_GROUP_LINE
+from fleet_rebalance.capture.coordinator_log.messages import COORDINATOR_LOGGERS
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.paths import CapturePath, parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, REJECTED

@@ -108,7 +108,8 @@ class Lab:
         self._lock = threading.Lock()
 
     # -- the cluster ------------------------------------------------------------------------
-    def start(self) -> None:
+    def start_brokers(self) -> None:
+        """Compile the clients, format and start the three KRaft nodes, wait for them."""
         self.root.mkdir(parents=True, exist_ok=True)
         self._compile_clients()
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
@@ -132,6 +133,9 @@ class Lab:
                 )
             )  # fmt: skip
         self._wait_for_brokers()
+
+    def start(self) -> None:
+        self.start_brokers()
         for topic, partitions in TOPICS.items():
             self.topics("--create", "--topic", topic, "--partitions", str(partitions),
                         "--replication-factor", "3")  # fmt: skip

@@ -1,8 +1,8 @@
 """Backfill end to end on data/sample's two dates. `nightly --all` whose metrics step
-fails for the second date stops there; the same command again skips the first date,
-runs the second, and the warehouse then holds the tables of two single-date nightlies.
-Re-runs (`--all`, `--from`, `--to`) skip every date and commit nothing, and so does a
-backfill over dates that single-date runs completed."""
+fails for the second date stops there; the same command again runs both dates (the
+first commits nothing: its rows are there), and the warehouse then holds the tables of
+two single-date nightlies. Re-runs (`--all`, `--from`, `--to`) commit nothing, and so
+does a backfill over dates that single-date runs completed."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from fleet_rebalance.cli import DateSpan, JobFailed
+from fleet_rebalance.cli.job_failures import failure_line
 from fleet_rebalance.config import Config
-from fleet_rebalance.job_failures import failure_line
-from fleet_rebalance.pipeline import backfill, bronze, gold, metrics, runs, silver
+from fleet_rebalance.date_span import DateSpan
+from fleet_rebalance.errors import JobFailed
+from fleet_rebalance.pipeline import backfill, bronze, gold, metrics, silver
 from fleet_rebalance.pipeline.nightly import STEPS, StepFailed, report, run_steps
 from fleet_rebalance.storage import read_table
 
@@ -30,9 +31,9 @@ PROJECT = Path(__file__).resolve().parent.parent
 SAMPLE = PROJECT / "data" / "sample"
 NIGHTLY = PROJECT / "jobs" / "nightly.py"
 D1, D2 = dt.date(2026, 11, 19), dt.date(2026, 11, 20)
-TABLES = [*bronze.TABLES, *silver.TABLES, *gold.TABLES, runs.TABLE]
+TABLES = [*bronze.TABLES, *silver.TABLES, *gold.TABLES]
 # Columns that say which run wrote a row and when, not what it holds.
-PER_RUN = ("run_id", "ingested_at", "started_at", "finished_at")
+PER_RUN = ("run_id", "ingested_at")
 
 
 def sample_config(warehouse: Path) -> Config:
@@ -104,7 +105,7 @@ def backfilled(spark, tmp_path_factory):
     after = partial(report, spark, config)
     with progress() as first, pytest.raises(StepFailed) as failed:
         backfill.run(spark, config, dates, metrics_failing_on(D2), after=after)
-    after_failure = read_table(spark, config.table_path(runs.TABLE)).collect()
+    after_failure = versions(config)
     with progress() as second:
         reports = backfill.run(spark, config, dates, STEPS, after=after)
     return config, dates, failed.value, after_failure, first, second, reports
@@ -116,7 +117,7 @@ def test_all_is_every_capture_date_in_order(backfilled):
 
 
 def test_a_failing_date_stops_the_run_naming_it(backfilled):
-    _, _, failed, after_failure, first, *_ = backfilled
+    _, _, failed, _, first, *_ = backfilled
     assert str(failed) == (
         f"date 2/2 {D2}: step metrics failed (the 1 date(s) before it are done; run the "
         f"same command again to resume from {D2}): made to fail for the test"
@@ -124,21 +125,17 @@ def test_a_failing_date_stops_the_run_naming_it(backfilled):
     assert failure_line(failed) == str(failed)  # one line, exit 1 (run_job)
     assert date_lines(first) == [f"date 1/2 {D1}"]
     assert ", eta " in first[-1]
-    assert sorted((r["run_date"], r["step"]) for r in after_failure) == [
-        (D1, "ingest"),
-        (D1, "metrics"),
-        (D1, "replay"),
-    ]
 
 
-def test_the_same_command_resumes_from_the_failed_date(backfilled):
-    config, *_, second, reports = backfilled
-    assert date_lines(second) == [
-        f"date 1/2 {D1} complete for the same inputs, skipped",
-        f"date 2/2 {D2}",
-    ]
+def test_the_same_command_resumes_from_the_failed_date(spark, backfilled):
+    """D1 runs again and commits nothing; D2's metrics write the gold tables, whose only
+    commits are D2's."""
+    config, _, _, after_failure, _, second, reports = backfilled
+    assert date_lines(second) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
     assert ", eta " not in second[-1]  # the last date
-    assert list(reports) == [D2]
+    changed = {name for name, version in versions(config).items() if version != after_failure[name]}
+    assert changed and changed <= set(gold.TABLES)
+    assert list(reports) == [D1, D2]
     assert reports[D2][-1] == f"report: {config.warehouse}/reports/{D2}.html"
     assert all((Path(config.warehouse) / "reports" / f"{day}.html").is_file() for day in (D1, D2))
 
@@ -149,18 +146,16 @@ def test_all_gives_the_tables_of_two_single_date_nightlies(spark, singles, backf
     assert rows(spark, config) == reference
 
 
-def test_a_rerun_of_all_skips_every_date_and_commits_nothing(
-    spark, backfilled, monkeypatch, capsys, tmp_path
-):
-    """Through jobs/nightly.py: the progress lines say skipped, stdout gets the last
-    date's summary, no table gets a commit."""
-    import fleet_rebalance.session
+def test_a_rerun_of_all_commits_nothing(spark, backfilled, monkeypatch, capsys, tmp_path):
+    """Through jobs/nightly.py: a progress line per date, stdout gets the last date's
+    summary, no table gets a commit."""
+    import fleet_rebalance.spark.session
 
     config, *_ = backfilled
     before = versions(config)
     conf = tmp_path / "backfill.yaml"
     conf.write_text(f"raw_root: {SAMPLE}\nwarehouse: {config.warehouse}\n")
-    monkeypatch.setattr(fleet_rebalance.session, "build_session", lambda *a, **k: spark)
+    monkeypatch.setattr(fleet_rebalance.spark.session, "build_session", lambda *a, **k: spark)
     argv = ["--all", "--conf", str(conf)]
     monkeypatch.setattr(sys, "argv", [str(NIGHTLY), *argv])
     with pytest.raises(SystemExit) as caught:
@@ -169,49 +164,43 @@ def test_a_rerun_of_all_skips_every_date_and_commits_nothing(
     assert caught.value.code == 0, err
     assert versions(config) == before
     for number, day in enumerate([D1, D2], start=1):
-        assert f"date {number}/2 {day} complete for the same inputs, skipped" in err
+        assert f"date {number}/2 {day} done in " in err
     summary = out.splitlines()
-    assert summary[0].startswith(f"fleet_rebalance {D2}: 24 groups analysed")
+    assert summary[0].startswith(f"fleet_rebalance {D2}: 26 groups analysed")  # 24 + share, streams
     assert summary[-1] == f"report: {config.warehouse}/reports/{D2}.html"
 
 
 @pytest.mark.parametrize("span", [DateSpan(D1, D2), DateSpan(D1), DateSpan(last=D2)])
 def test_from_and_to_give_the_same_dates_and_tables(spark, backfilled, span):
-    """The same two dates, already complete: skipped, nothing committed."""
+    """The same two dates, already done: run again, nothing committed."""
     config, *_ = backfilled
     before = versions(config)
     dates = backfill.capture_dates(config, span)
     with progress() as lines:
-        assert backfill.run(spark, config, dates, STEPS) == {}
+        assert backfill.run(spark, config, dates, STEPS) == {D1: None, D2: None}
     assert dates == [D1, D2]
-    assert len(date_lines(lines)) == 2 and all(line.endswith("skipped") for line in lines[-2:])
+    assert date_lines(lines) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
     assert versions(config) == before  # so its tables are still the reference's
 
 
 @pytest.mark.parametrize("step", STEPS, ids=[name for name, _ in STEPS])
-def test_each_jobs_backfill_finds_the_nightlys_dates_complete(spark, backfilled, step):
+def test_each_jobs_backfill_over_the_nightlys_dates_commits_nothing(spark, backfilled, step):
     """ingest runs the capture dates, replay and metrics the dates bronze holds; each
-    finds its records of the nightly's runs and skips both dates."""
+    finds the nightly's rows there and commits nothing."""
     config, *_ = backfilled
     before = versions(config)
     assert backfill.bronze_dates(spark, config, DateSpan()) == [D1, D2]
     with progress() as lines:
         backfill.run_span(spark, config, DateSpan(), [step])
-    assert date_lines(lines) == [
-        f"date 1/2 {D1} complete for the same inputs, skipped",
-        f"date 2/2 {D2} complete for the same inputs, skipped",
-    ]
+    assert date_lines(lines) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
     assert versions(config) == before
 
 
-def test_single_date_runs_record_what_a_backfill_skips(spark, singles):
+def test_a_backfill_over_single_date_runs_commits_nothing(spark, singles):
     config, _ = singles
     before = versions(config)
     with progress() as lines:
         ran = backfill.run(spark, config, [D1, D2], STEPS)
-    assert ran == {}
-    assert date_lines(lines) == [
-        f"date 1/2 {D1} complete for the same inputs, skipped",
-        f"date 2/2 {D2} complete for the same inputs, skipped",
-    ]
+    assert ran == {D1: None, D2: None}
+    assert date_lines(lines) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
     assert versions(config) == before

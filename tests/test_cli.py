@@ -5,17 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli import (
-    DateSpan,
-    JobFailed,
-    UsageError,
-    error_text,
-    parse_job_args,
-    pipeline_parser,
-)
+from fleet_rebalance.cli.job_args import parse_job_args
+from fleet_rebalance.cli.job_parser import pipeline_parser
+from fleet_rebalance.cli.launch_checks import check_launch
+from fleet_rebalance.cli.run_job import run_job
 from fleet_rebalance.config import MESSAGE_CHARS, ConfigError
-from fleet_rebalance.launch_checks import check_launch
-from fleet_rebalance.run_job import run_job
+from fleet_rebalance.date_span import DateSpan
+from fleet_rebalance.errors import JobFailed, UsageError, error_text
 
 PROJECT = Path(__file__).resolve().parent.parent
 CONF = str(PROJECT / "conf" / "local.yaml")
@@ -201,7 +197,7 @@ def test_nightly_job_refuses_before_building_a_spark_session(
 ):
     """Given: jobs/nightly.py run as spark-submit runs it, with a hostile flag.
     Expected: exit 2 with one line on stderr, and build_session never called."""
-    import fleet_rebalance.session
+    import fleet_rebalance.spark.session
 
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("a: &a [x, x]\nb: &b [*a, *a]\napp_name: [*b, *b]\n")
@@ -211,7 +207,7 @@ def test_nightly_job_refuses_before_building_a_spark_session(
     def no_spark(*args, **kwargs):
         raise AssertionError("a SparkSession was requested")
 
-    monkeypatch.setattr(fleet_rebalance.session, "build_session", no_spark)
+    monkeypatch.setattr(fleet_rebalance.spark.session, "build_session", no_spark)
     monkeypatch.setattr(sys, "argv", [str(NIGHTLY), *argv])
     with pytest.raises(SystemExit) as caught:
         runpy.run_path(str(NIGHTLY), run_name="__main__")

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance import cli
-from fleet_rebalance.cli import job_parser
-from fleet_rebalance.driver_stderr import LAUNCHER_PID_ENV
-from fleet_rebalance.job_failures import failure_line
-from fleet_rebalance.launcher import USAGE
-from fleet_rebalance.run_job import run_job
-from fleet_rebalance.sql_statements import Statement, split_statements
+from fleet_rebalance.cli.driver_stderr import LAUNCHER_PID_ENV
+from fleet_rebalance.cli.job_failures import failure_line
+from fleet_rebalance.cli.job_flags import DATE_HELP
+from fleet_rebalance.cli.job_parser import job_parser
+from fleet_rebalance.cli.launcher import USAGE
+from fleet_rebalance.cli.run_job import run_job
+from fleet_rebalance.errors import error_text
+from fleet_rebalance.sql.statements import Statement, split_statements
 
 PROJECT = Path(__file__).resolve().parent.parent
 SUBMIT = PROJECT / "spark-submit.sh"
@@ -261,7 +262,7 @@ def test_top_level_help_and_readme_agree_on_the_date_default():
     """conf/local.yaml says default_date: latest; the help said 'yesterday'."""
     readme = " ".join((PROJECT / "README.md").read_text().split())
     usage = " ".join(USAGE.split())
-    for text in (usage, readme, " ".join(cli.DATE_HELP.split())):
+    for text in (usage, readme, " ".join(DATE_HELP.split())):
         assert "latest, the newest capture date under raw_root" in text.replace("`", "")
         assert "default: yesterday" not in text
     assert "default_date: latest" in (PROJECT / "conf" / "local.yaml").read_text()
@@ -286,14 +287,14 @@ def test_split_statements_ignores_semicolons_in_strings_and_comments():
 def _run_nightly(monkeypatch, capsys, tmp_path, cause: BaseException, *flags: str):
     """jobs/nightly.py as the driver runs it, its first step failing with `cause`."""
     import fleet_rebalance.pipeline.nightly as nightly
-    import fleet_rebalance.session
+    import fleet_rebalance.spark.session
 
     def failing_steps(spark, config, run_date):
         raise nightly.StepFailed(
-            f"step ingest failed for {run_date}: {cli.error_text(cause)}"
+            f"step ingest failed for {run_date}: {error_text(cause)}"
         ) from cause
 
-    monkeypatch.setattr(fleet_rebalance.session, "build_session", lambda *a, **k: None)
+    monkeypatch.setattr(fleet_rebalance.spark.session, "build_session", lambda *a, **k: None)
     monkeypatch.setattr(nightly, "run_steps", failing_steps)
     argv = ["--date", "2026-11-20", "--warehouse", str(tmp_path / "wh"), *flags]
     monkeypatch.setattr(sys, "argv", [str(NIGHTLY), *argv])
@@ -442,7 +443,7 @@ def test_sql_statements_from_stdin_run_in_one_jvm_until_an_unknown_table(jvm_env
         "| one | s |\n|---|---|\n| 1 | a;b\\|c |\n\n| group_id |\n|---|\n| g1 |\n| g2 |\n"
     )
     lines = our_lines(result.stderr)
-    assert any("INFO fleet_rebalance.session: spark " in line for line in lines)
+    assert any("INFO fleet_rebalance.spark.session: spark " in line for line in lines)
     assert "Traceback (most recent call last):" in lines
     assert lines[-1] == (
         "sql: statement 3 of 3 (line 3): [TABLE_OR_VIEW_NOT_FOUND] The table or view `nope` "

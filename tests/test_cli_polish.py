@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli import UsageError, iso_date, job_config, job_parser
+from fleet_rebalance.cli.arg_types import iso_date
+from fleet_rebalance.cli.job_args import job_config
+from fleet_rebalance.cli.job_parser import job_parser
+from fleet_rebalance.cli.launcher import main, split_args
 from fleet_rebalance.config import load_config
-from fleet_rebalance.launcher import main, split_args
+from fleet_rebalance.errors import UsageError
 
 PROJECT = Path(__file__).resolve().parent.parent
 

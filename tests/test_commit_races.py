@@ -10,8 +10,8 @@ from deltalake.schema import PrimitiveType
 from deltalake.transaction import AddAction, create_table_with_add_actions
 
 from fleet_rebalance.storage import CommitConflictError, ReplaceWhereError
-from fleet_rebalance.storage.deltars_commit import validate_against_table, write_transaction
-from fleet_rebalance.storage.deltars_source import WriteRequest
+from fleet_rebalance.storage.deltars.commit import validate_against_table, write_transaction
+from fleet_rebalance.storage.deltars.files import WriteRequest
 
 SCHEMA = Schema([Field("lag", PrimitiveType("long")), Field("day", PrimitiveType("date"))])
 D19, D20, D21 = "2026-11-19", "2026-11-20", "2026-11-21"
@@ -119,8 +119,8 @@ def test_a_concurrent_schema_change_is_a_conflict(uri):
 def created_by_another(uri: str, monkeypatch, request: WriteRequest) -> None:
     """`request` commits as a writer that found no table, although another writer has
     just created it with D20's rows (the race two writers of a new table run)."""
-    from fleet_rebalance.storage import deltars_commit
-    from fleet_rebalance.storage.deltars_source import WrittenFile
+    from fleet_rebalance.storage.deltars import commit as deltars_commit
+    from fleet_rebalance.storage.engine import WrittenFile
 
     create_table_with_add_actions(
         uri, SCHEMA, [add("first", D20)], mode="error", partition_by=["day"]
@@ -162,8 +162,8 @@ def test_two_overwrites_creating_one_table_at_once_leave_one_writers_rows(tmp_pa
     tries: each leaves one writer's rows and a conflict for the other."""
     import threading
 
-    from fleet_rebalance.storage import deltars_commit
-    from fleet_rebalance.storage.deltars_source import WrittenFile
+    from fleet_rebalance.storage.deltars import commit as deltars_commit
+    from fleet_rebalance.storage.engine import WrittenFile
 
     create = deltars_commit.create_table_with_add_actions
     for attempt in range(10):

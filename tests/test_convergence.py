@@ -1,11 +1,11 @@
 """KIP-848 convergence after each epoch bump, and members stuck reconciling
-(metrics/convergence.py), on hand-made captures."""
+(metrics/convergence_rules.py), on hand-made captures."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from fleet_rebalance.metrics.convergence import (
+from fleet_rebalance.metrics.convergence_rules import (
     Capture,
     MemberEpoch,
     convergences,

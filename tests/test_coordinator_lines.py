@@ -1,4 +1,4 @@
-"""Broker-log membership lines of every Kafka line family (capture/coordinator_log.py).
+"""Broker-log membership lines of every Kafka line family (capture/coordinator_log/).
 
 tests/data/broker_logs holds one log per family, each line as log4j prints it and each
 membership message in its exact text from that family's GroupCoordinator.scala (1.x,
@@ -21,13 +21,9 @@ import pytest
 
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches
-from fleet_rebalance.capture.coordinator_log import (
-    EVENTS,
-    NO_FACT,
-    UNKNOWN_LINE,
-    UNMATCHED_GROUP_LINE,
-    line_prefix,
-)
+from fleet_rebalance.capture.coordinator_log import NO_FACT, UNKNOWN_LINE, UNMATCHED_GROUP_LINE
+from fleet_rebalance.capture.coordinator_log.log4j import line_prefix
+from fleet_rebalance.capture.coordinator_log.messages import EVENTS
 from fleet_rebalance.capture.parse import detect_kind, parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS, OK, ParseResult
 
@@ -40,7 +36,7 @@ FAMILIES = {
     "4.x": "kafka-4.x-new-coordinator-server.log",
 }
 # Lines of the coordinator loggers known to carry no membership or generation fact,
-# per family (FORMATS 3; coordinator_log.KNOWN_NO_FACT).
+# per family (FORMATS 3; coordinator_log/messages.py KNOWN_NO_FACT).
 NO_FACT_LINES = {"1.x": 9, "2.3-2.8": 23, "3.x": 13, "4.x": 36}
 # An independent net: the words of membership messages, and the lines that carry them
 # without recording a change (the rebalance is skipped, offsets were removed, a timer is
@@ -191,10 +187,10 @@ def test_a_group_line_matching_no_pattern_is_counted_in_reason_and_run_log(caplo
     assert f"{UNMATCHED_GROUP_LINE}: 1" in summary["reason"]
     assert f"{UNKNOWN_LINE}: 1" in summary["reason"]
 
-    from fleet_rebalance.pipeline import ingest
+    from fleet_rebalance.pipeline.ingest import reconcile
 
     with caplog.at_level(logging.INFO, logger="fleet_rebalance.ingest"):
-        ingest._check_reconciliation([summary])
+        reconcile.check_reconciliation([summary])
     assert f'"{UNMATCHED_GROUP_LINE}": 1' in caplog.text
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from fleet_rebalance.capture import parse_capture
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches
-from fleet_rebalance.capture.lines import CONSUMER_GROUP_MESSAGES, tool_error, tool_message
+from fleet_rebalance.capture.tool_messages import CONSUMER_GROUP_MESSAGES, tool_error, tool_message
 
 CAPTURE = "prod-east/captures/2026-11-20T0910Z/consumer-groups.txt"
 TOPICS_CAPTURE = "prod-east/captures/2026-11-20T0910Z/topics.txt"
@@ -218,7 +218,7 @@ def test_old_tool_failure_is_a_failed_capture():
     ],
 )
 def test_every_tool_message_is_a_message_not_a_tool_failure(line):
-    """Given each message kafka-consumer-groups.sh prints among its tables (lines.py
+    """Given each message kafka-consumer-groups.sh prints among its tables (tool_messages.py
     lists the releases),
     Expected: recognised as a tool message, never as a failure of the tool."""
     assert tool_message(line) is not None
@@ -439,11 +439,11 @@ def test_a_file_refused_whole_counts_all_its_lines_quarantined():
 def test_the_run_log_prints_the_identity_in_lines(caplog):
     """Given the summary of an empty file, Then ingest's accounting line holds as printed
     and names the whole-file row's reason."""
-    from fleet_rebalance.pipeline import ingest  # imports pyspark; runs no Spark
+    from fleet_rebalance.pipeline.ingest import reconcile  # imports pyspark; runs no Spark
 
     summary = {**summary_of(CAPTURE, b""), "source_file": CAPTURE}
-    with caplog.at_level(logging.INFO, logger=ingest.log.name):
-        ingest._check_reconciliation([summary])
+    with caplog.at_level(logging.INFO, logger=reconcile.log.name):
+        reconcile.check_reconciliation([summary])
     assert (
         f"{CAPTURE} [unknown, failed_capture]: 0 lines = 0 parsed + 0 quarantined + 0 structural;"
         " 0 rows; whole file quarantined: empty capture file (failed capture: a gap, not "

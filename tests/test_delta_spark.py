@@ -19,7 +19,7 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import maintain, sql
 from fleet_rebalance.pipeline.nightly import run_steps
-from fleet_rebalance.sql_statements import split_statements
+from fleet_rebalance.sql.statements import split_statements
 from fleet_rebalance.storage import read_table, write_table
 from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK
 from fleet_rebalance.storage.errors import CommitConflictError
@@ -77,7 +77,7 @@ def test_a_commit_that_loses_the_race_is_a_conflict_with_the_jobs_line(spark, tm
     overwrites it and commits.
     Then: A's commit fails as CommitConflictError (Delta's ConcurrentAppendException or
     a sibling), A commits nothing, and the job's one line says to run it again."""
-    from fleet_rebalance.job_failures import CONFLICT_HINT, failure_line
+    from fleet_rebalance.cli.job_failures import CONFLICT_HINT, failure_line
 
     table = str(tmp_path / "offsets")
     started, go = tmp_path / "a-started", tmp_path / "b-committed"

@@ -1,14 +1,13 @@
-import json
-
 import pytest
 
 from fleet_rebalance.config import Config, StorageConfig
-from fleet_rebalance.storage.deltaspark import delta_spark_write_options, replace_where_predicate
+from fleet_rebalance.storage.deltaspark.io import delta_spark_write_options, replace_where_predicate
 from fleet_rebalance.storage.engine import (
-    EngineUnavailableError,
+    RunContext,
     choose_engine,
     engine_spark_conf,
 )
+from fleet_rebalance.storage.errors import EngineUnavailableError
 
 
 def test_auto_prefers_delta_spark_when_its_classes_load():
@@ -34,11 +33,12 @@ def test_delta_spark_session_gets_extension_and_catalog():
 def test_delta_rs_session_needs_no_delta_classes():
     conf = engine_spark_conf("delta-rs", schema_evolution=False)
     assert "spark.sql.extensions" not in conf
-    assert conf["spark.fleet_rebalance.storage.engine"] == "delta-rs"
+    # The run's settings travel in its RunContext, not as Spark properties.
+    assert not [k for k in conf if k.startswith("spark.fleet_rebalance.")]
 
 
 def test_yaml_spark_properties_win_over_ours():
-    from fleet_rebalance.session import session_conf
+    from fleet_rebalance.spark.session import session_conf
 
     config = Config(
         storage=StorageConfig(engine="delta-spark"), spark={"spark.sql.adaptive.enabled": "false"}
@@ -81,4 +81,4 @@ def test_storage_options_reach_the_jvms_s3a_filesystem_too():
         "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
     }
-    assert json.loads(conf["spark.fleet_rebalance.storage.options"]) == options
+    assert RunContext(storage_options=options).location("s3://b/t").options == options

@@ -9,7 +9,7 @@ import pytest
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import Location, LocationError, location, s3_arguments
-from fleet_rebalance.session import executor_credentials
+from fleet_rebalance.spark.session import executor_credentials
 
 
 @pytest.mark.parametrize(

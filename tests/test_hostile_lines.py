@@ -13,8 +13,8 @@ import pytest
 from fleet_rebalance.capture.coordinator_log import NO_FACT, UNMATCHED_GROUP_LINE
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS, ParseResult
-from fleet_rebalance.replay.causes import reason_cause
 from fleet_rebalance.replay.generations import group_generations
+from fleet_rebalance.replay.log_causes import reason_cause
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "fleet_v1"
 EAST = "prod-east/captures/2026-11-20T0500Z/"

@@ -53,7 +53,7 @@ pytestmark = pytest.mark.spark
 PER_RUN = {"ingested_files": ["run_id", "ingested_at"]}
 # The bronze tables rows of capture lines go to, and quarantine.
 LINE_TABLES = [*bronze.CAPTURE_TABLES, "quarantine"]
-# ingest's per-file line accounting, as it logs it (pipeline/ingest.py).
+# ingest's per-file line accounting, as it logs it (pipeline/ingest/reconcile.py).
 SUMMARY = re.compile(
     r"^(?P<path>.+) \[(?P<kind>[^,\]]*), (?P<status>\w+)\]: (?P<lines>\d+) lines = "
     r"(?P<parsed>\d+) parsed \+ (?P<quarantined>\d+) quarantined \+ (?P<structural>\d+) "

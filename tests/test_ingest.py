@@ -16,6 +16,7 @@ from deltalake import DeltaTable
 from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA, CaptureOffsets
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze, ingest
+from fleet_rebalance.pipeline.ingest import reconcile, tasks
 from fleet_rebalance.pipeline.ingest_files import RawFile
 from fleet_rebalance.storage import read_table
 from fleet_rebalance.storage.engine import DELTA_SPARK
@@ -130,7 +131,7 @@ def test_tables_are_the_same_when_the_parse_tasks_stage_files_for_spark(
     commits their rows; on delta-rs they write into the tables. Same tables either way
     (the staged rows are committed here by the session's engine)."""
     config, counts = sample
-    sinks = ingest._sinks
+    sinks = tasks.sinks
 
     def staged(warehouse, days):
         return {
@@ -138,7 +139,7 @@ def test_tables_are_the_same_when_the_parse_tasks_stage_files_for_spark(
             for name, write in sinks(warehouse, days).items()
         }
 
-    monkeypatch.setattr(ingest, "_sinks", staged)
+    monkeypatch.setattr(tasks, "sinks", staged)
     through_spark = dataclasses.replace(config, warehouse=str(tmp_path / "wh"))
     assert ingest.run(spark, through_spark, DAY) == counts
     for name in bronze.TABLES:
@@ -195,7 +196,7 @@ def test_a_file_that_does_not_reconcile_fails_the_run_loudly():
     with pytest.raises(
         ingest.ReconciliationError, match=r"1 file\(s\) do not reconcile .*c/2026-11-20T0000Z/o.txt"
     ):
-        ingest._check_reconciliation([payload])
+        reconcile.check_reconciliation([payload])
 
 
 def test_members_are_completed_from_the_same_captures_offsets():
@@ -268,10 +269,10 @@ def test_files_of_one_capture_are_parsed_together():
             RawFile.at("east/logs/broker-2/server.log.2026-11-20-02", 60, pattern), is_log=True
         ),
     ]
-    units = ingest.capture_units(files)
+    units = tasks.capture_units(files)
     assert sorted(len(u) for u in units) == [1, 1, 1, 2]
     day = at.date()
-    slices = ingest.balanced_slices([(u, day) for u in units], 2)
+    slices = tasks.balanced_slices([(u, day) for u in units], 2)
     assert [sum(len(r) for r, _ in s) for s in slices] == [2, 3]
     # Each file travels with its path as discovery parsed it.
     assert slices[0] == [

@@ -169,11 +169,11 @@ def test_a_malformed_failure_line_is_quarantined_with_the_reason(record, reason)
 def test_the_run_log_names_the_failed_groups(caplog):
     """Given a file whose only news is a failed group, Then the ingest log prints it at
     INFO (not DEBUG) with the groups."""
-    from fleet_rebalance.pipeline import ingest
+    from fleet_rebalance.pipeline.ingest import reconcile
 
     report = summary(jsonl(failure("broken"), snapshot("orders-app", {"m1": [0]})))
     with caplog.at_level(logging.INFO, logger="fleet_rebalance.ingest"):
-        ingest._check_reconciliation([report])
+        reconcile.check_reconciliation([report])
     (record,) = [r for r in caplog.records if CAPTURE in r.getMessage()]
     assert record.levelno == logging.INFO
     assert record.getMessage().endswith(

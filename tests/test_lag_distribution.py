@@ -21,7 +21,7 @@ from fleet_rebalance.metrics.lag_distribution import (
     topic_lag_distribution,
     topic_time_lags,
 )
-from fleet_rebalance.metrics.samples import offset_samples
+from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.pipeline import bronze
 from fleet_rebalance.pipeline.metrics import lag_distribution
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.launcher import (
+from fleet_rebalance.cli.launcher import (
     UsageError,
     main,
     resolve_master,
@@ -171,7 +171,7 @@ def test_spark_submit_sh_refuses_missing_or_old_java(tmp_path, java, message):
 
 
 def test_client_mode_links_environment_for_the_drivers_python_workers(tmp_path):
-    from fleet_rebalance.launcher import UsageError, link_driver_environment
+    from fleet_rebalance.cli.launcher import UsageError, link_driver_environment
 
     venv, cwd = tmp_path / "venv", tmp_path / "cwd"
     venv.mkdir()
@@ -307,7 +307,7 @@ def test_sql_statements_on_stdin_become_its_query_and_the_driver_gets_our_stderr
     """Given: sql with its statements on stdin, which the JVM never passes on to the
     driver. Then: the launcher reads them and hands them over after `--`; it names
     itself as the JVM's pid so the driver can write its logs to this stderr."""
-    from fleet_rebalance.driver_stderr import LAUNCHER_PID_ENV
+    from fleet_rebalance.cli.driver_stderr import LAUNCHER_PID_ENV
 
     launched = {}
 
@@ -346,7 +346,7 @@ def test_a_refused_flag_imports_no_arrow_spark_or_pandas():
     refusal about 0.3 s of CPU)."""
     code = (
         "import sys\n"
-        "from fleet_rebalance.launcher import main\n"
+        "from fleet_rebalance.cli.launcher import main\n"
         "status = main(['nightly', '--date', '2026-13-45'])\n"
         "print(status, *sorted({name.split('.')[0] for name in sys.modules}))\n"
     )
@@ -367,7 +367,7 @@ def test_a_refused_flag_imports_no_arrow_spark_or_pandas():
 def test_a_delta_spark_conf_gets_the_connector_jars_and_an_s3_spark_reader_gets_s3a(
     tmp_path, monkeypatch
 ):
-    from fleet_rebalance import launcher
+    from fleet_rebalance.cli import launcher
 
     asked: list[str] = []
     monkeypatch.setattr(launcher, "classpath", lambda project, name: asked.append(name) or [])

@@ -23,7 +23,7 @@ from fleet_rebalance.metrics.log_end_checks import (
     BEYOND_CAPTURE,
     refused_log_ends,
 )
-from fleet_rebalance.metrics.samples import offset_samples
+from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.pipeline import bronze
 from fleet_rebalance.pipeline.metrics import lag_distribution
 

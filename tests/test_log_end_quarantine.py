@@ -48,7 +48,7 @@ def test_only_the_run_dates_refusals_are_its_rows():
 
 @pytest.mark.spark
 def test_the_gold_table_shows_the_absurd_row_with_its_reason(spark):
-    from fleet_rebalance.metrics.samples import offset_samples
+    from fleet_rebalance.metrics.offset_samples import offset_samples
     from fleet_rebalance.pipeline import gold
     from fleet_rebalance.pipeline.metrics import (
         lag_distribution,

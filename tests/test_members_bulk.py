@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet_rebalance.capture import members_bulk, parse_capture
+from fleet_rebalance.capture import parse_capture
+from fleet_rebalance.capture.describe import bulk_members
 
 CAPTURE = "prod-east/captures/2026-11-20T0910Z/consumer-groups-members.txt"
 LAYOUTS = {
@@ -86,7 +87,7 @@ def members_file(draw) -> str:
 def _parse(text: str, bulk: bool):
     with pytest.MonkeyPatch.context() as patch:
         if not bulk:
-            patch.setattr(members_bulk.BulkMembers, "layout_for", lambda *_: None)
+            patch.setattr(bulk_members.BulkMembers, "layout_for", lambda *_: None)
         # The group in the path: 1.1's layout has no GROUP column.
         result = parse_capture(
             "prod-east/g1/2026-11-20T0910Z/members.txt",

@@ -8,8 +8,8 @@ import pytest
 from chispa import assert_df_equality
 
 from fleet_rebalance.metrics.flapping import partition_flapping
+from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.metrics.rollups import skew, stickiness
-from fleet_rebalance.metrics.samples import offset_samples
 from fleet_rebalance.metrics.timeline import coordinator_partition, rebalance_timeline
 from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.pipeline.metrics import consumer_status

@@ -14,6 +14,7 @@ from cluster_support import comparable
 from deltalake import DeltaTable
 
 from fleet_rebalance.config import Config
+from fleet_rebalance.generate.share_streams import SHARE_GROUP, SHARE_TOPIC, STREAMS_GROUP
 from fleet_rebalance.pipeline import bronze, gold, replay, silver
 from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
 from fleet_rebalance.replay.engine import default_assignors
@@ -53,13 +54,19 @@ def test_gold_tables_have_sensible_content(spark, nightly):
     config, counts, *_ = nightly
     metrics = counts["metrics"]
     # Audits, empty on clean data: no partition of the sample fleet is owned twice or
-    # orphaned at a settled capture, and no capture reads an absurd log end; the sample
-    # has no streams group, so no task moves (test_share_streams_nightly covers them).
-    empty = ("ownership_audit", "log_end_quarantine", "task_movements")
+    # orphaned at a settled capture (its share group's workers share partitions by
+    # design), and no capture reads an absurd log end.
+    empty = ("ownership_audit", "log_end_quarantine")
     assert [n for n in gold.TABLES if n not in empty and not metrics[n] > 0] == [], metrics
-    assert [metrics[name] for name in empty] == [0, 0, 0], metrics
+    assert [metrics[name] for name in empty] == [0, 0], metrics
     day = F.col("date") == F.lit(DAY)
-    events = table(spark, config, "rebalance_events").where(F.col("event_date") == F.lit(DAY))
+    # The share and streams groups' rebalances are events too, but no consumer assignor
+    # replays them: no recommendation, no stickiness (test_the_sample_share_and_...).
+    events = (
+        table(spark, config, "rebalance_events")
+        .where(F.col("event_date") == F.lit(DAY))
+        .where(~F.col("group_id").isin(SHARE_GROUP, STREAMS_GROUP))
+    )
     groups_with_events = events.select("cluster", "group_id").distinct().count()
     recs = table(spark, config, "recommendations").where(day)
     assert recs.count() == groups_with_events
@@ -101,6 +108,34 @@ def test_gold_tables_have_sensible_content(spark, nightly):
         ).count()
         == 0
     )
+
+
+def test_the_sample_share_and_streams_groups_reach_their_tables(spark, nightly):
+    """Given data/sample's lab cluster with its share group (three workers on every
+    partition of share-jobs) and its streams group (a member restarted at 03:00 with a
+    new member id, generate/share_streams.py), Then the share group has its lag
+    distribution of share-jobs (every sample's lag unknown: 4.1 prints none) and no
+    consumer status, the streams group its task movements, the restart's among them,
+    moving active and standby tasks, and neither a consumer assignor's replay."""
+    config, *_ = nightly
+    day = F.col("date") == F.lit(DAY)
+
+    def rows(name, group, where=day):
+        return table(spark, config, name).where(where & (F.col("group_id") == group)).collect()
+
+    (lag,) = rows("lag_distribution", SHARE_GROUP)
+    assert (lag["cluster"], lag["topic"]) == ("lab", SHARE_TOPIC)
+    # The lab runs Kafka 4.1, whose share tool prints no LAG (KIP-1226 came in 4.2):
+    # every sample of the day's 31 captures x 4 partitions is an unknown lag.
+    assert (lag["partitions"], lag["samples"], lag["unknown_lag_samples"]) == (4, 0, 124)
+    assert rows("consumer_status", SHARE_GROUP, F.lit(True)) == []
+    for name in ("recommendations", "stickiness", "replay_metrics"):
+        assert rows(name, SHARE_GROUP, F.lit(True)) == [], name
+        assert rows(name, STREAMS_GROUP, F.lit(True)) == [], name
+    moves = rows("task_movements", STREAMS_GROUP, F.lit(True))
+    assert moves and {r["cluster"] for r in moves} == {"lab"}
+    assert any(r["active_moved"] > 0 and r["standby_moved"] > 0 and r["left"] for r in moves)
+    assert rows("task_movements", SHARE_GROUP, F.lit(True)) == []
 
 
 def versions(config: Config) -> dict[str, int]:
@@ -166,7 +201,7 @@ def test_summary_and_report(nightly):
     config, counts, _, lines = nightly
     events = counts["replay"]["rebalance_events"]
     head = re.match(
-        rf"fleet_rebalance {DAY}: 24 groups analysed, (\d+) rebalances .* \+ (\d+) initial joins;",
+        rf"fleet_rebalance {DAY}: 26 groups analysed, (\d+) rebalances .* \+ (\d+) initial joins;",
         lines[0],
     )
     assert head and int(head[1]) + int(head[2]) == events
@@ -204,6 +239,7 @@ def test_the_migration_plan_lists_every_classic_group_of_the_sample(spark, night
     day = F.col("date") == F.lit(DAY)
     keys = ["cluster", "group_id"]
     health = table(spark, config, "group_health").where(day)
+    health = health.where(~F.col("group_id").isin(SHARE_GROUP, STREAMS_GROUP))  # not classic
     plan = table(spark, config, "protocol_migration_plan").where(day)
     rows = plan.collect()
     assert len(rows) == plan.select(*keys).distinct().count() > 0

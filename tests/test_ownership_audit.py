@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from fleet_rebalance.metrics.attention import Limits, attention, ownership_reasons
-from fleet_rebalance.metrics.ownership import (
+from fleet_rebalance.metrics.ownership_rules import (
     DOUBLE,
     ORPHANED,
     PartitionCapture,
@@ -335,7 +335,7 @@ def fleet(spark):
 
 @pytest.mark.spark
 def test_the_gold_step_finds_the_dirty_groups_findings_and_nothing_in_the_clean_one(spark):
-    from fleet_rebalance.metrics.samples import offset_samples
+    from fleet_rebalance.metrics.offset_samples import offset_samples
     from fleet_rebalance.pipeline import gold
     from fleet_rebalance.pipeline.metrics import ownership_audit
 

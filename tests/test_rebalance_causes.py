@@ -15,8 +15,8 @@ from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.replay.capture_causes import Event, Member, capture_cause, replacements
-from fleet_rebalance.replay.causes import CAUSES, member_cause, reason_cause
 from fleet_rebalance.replay.generations import group_generations
+from fleet_rebalance.replay.log_causes import CAUSES, member_cause, reason_cause
 
 LOGS = Path(__file__).resolve().parent / "data" / "broker_logs"
 DAY = dt.date(2026, 11, 20)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fleet_rebalance.replicas import (
+from fleet_rebalance.generate.replicas import (
     ReplicaAssignmentError,
     add_partitions,
     assign_replicas_to_brokers,

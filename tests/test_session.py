@@ -1,8 +1,9 @@
 import pyspark.sql.functions as F
 import pytest
 
-from fleet_rebalance.session import _class_loadable
-from fleet_rebalance.storage.engine import DELTA_EXTENSION_CLASS, ENGINE_KEY, JOB_KEY
+from fleet_rebalance.spark.session import _class_loadable
+from fleet_rebalance.storage.context import run_context
+from fleet_rebalance.storage.engine import DELTA_EXTENSION_CLASS
 
 pytestmark = pytest.mark.spark
 
@@ -12,8 +13,9 @@ def test_session_is_utc_with_arrow_and_aqe(spark):
     assert spark.conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
     assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
     assert spark.sparkContext.appName == "fleet_rebalance:pytest"
-    assert spark.conf.get(JOB_KEY) == "pytest"
-    assert spark.conf.get(ENGINE_KEY) == "delta-rs"
+    context = run_context(spark)
+    assert (context.job, context.engine) == ("pytest", "delta-rs")
+    assert len(context.run_id) == 32
 
 
 def test_the_delta_probe_sees_the_driver_classpath(spark):

@@ -86,3 +86,15 @@ def test_no_consumer_assignor_is_replayed_for_share_or_streams_groups(spark, nig
     for group in ("orders-enricher", "inventory-share"):
         for name in ("replay_metrics", "assignment_replay", "stickiness", "recommendations"):
             assert rows(spark, config, name, group) == [], (name, group)
+
+
+def test_group_health_names_the_share_and_streams_protocols(spark, nightly):
+    """Then group_health gives each its protocol from the captures (no recommendation
+    says it), and the share group's plain members view, which names no group type, is
+    typed by its --state view: not replayed (the test above)."""
+    config, _ = nightly
+    protocols = {
+        group: [r["protocol"] for r in rows(spark, config, "group_health", group)]
+        for group in ("orders-enricher", "inventory-share")
+    }
+    assert protocols == {"orders-enricher": ["streams"], "inventory-share": ["share"]}

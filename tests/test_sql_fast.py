@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli import JobFailed
 from fleet_rebalance.config import Config
-from fleet_rebalance.sql_statements import split_statements
+from fleet_rebalance.errors import JobFailed
+from fleet_rebalance.sql.statements import split_statements
 
 PROJECT = Path(__file__).resolve().parent.parent
 # ./spark-submit.sh sql "..." examples, and ```sql blocks, of the README.
@@ -73,7 +73,7 @@ def spark_csv(spark, config: Config, query: str) -> str:
 
 
 def duckdb_csv(config: Config, query: str, fmt: str = "csv", max_rows: int = 1000) -> str:
-    from fleet_rebalance import sql_duckdb
+    from fleet_rebalance.sql import duckdb_engine as sql_duckdb
 
     out = io.StringIO()
     sql_duckdb.run_statements(config, split_statements(query), fmt, max_rows, out)
@@ -165,7 +165,7 @@ def test_an_unknown_table_lists_the_tables_there_are(small, tmp_path_factory):
 
 
 def test_only_the_tables_a_statement_names_are_opened(small, monkeypatch):
-    from fleet_rebalance import sql_duckdb
+    from fleet_rebalance.sql import duckdb_engine as sql_duckdb
 
     opened = []
     original = sql_duckdb.Warehouse._dataset

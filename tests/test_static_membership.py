@@ -228,7 +228,7 @@ def test_static_membership_savings_per_group(spark):
     partition-seconds; h saves nothing."""
     from chispa import assert_df_equality
 
-    from fleet_rebalance.metrics.static_membership import static_membership
+    from fleet_rebalance.metrics.static_what_if import static_what_if
     from fleet_rebalance.pipeline import silver
 
     events = history()
@@ -253,7 +253,7 @@ def test_static_membership_savings_per_group(spark):
         [("c", "g", DAY, "range"), ("c", "h", DAY, "mine.module:Assignor")],
         "cluster string, group_id string, date date, declared_assignor string",
     )
-    got = static_membership(causes, metrics_df, declared)
+    got = static_what_if(causes, metrics_df, declared)
     expected = spark.createDataFrame(
         [
             ("c", "g", DAY, "range", 10, 9, 6, 72, 216.0),

@@ -44,6 +44,7 @@ from fleet_rebalance.storage import (
 )
 from fleet_rebalance.storage.commit_context import commit_context
 from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK
+from fleet_rebalance.storage.engines import run_changed
 from fleet_rebalance.storage.task_writes import task_write
 
 pytestmark = pytest.mark.spark
@@ -311,11 +312,8 @@ def test_schema_mismatch_names_the_columns(spark, table):
 def test_schema_evolution_adds_nullable_columns(spark, table):
     write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
     wider = df_of(spark, rows_for(D19, ["b"])).withColumn("rack", F.lit("use1-az1"))
-    spark.conf.set("spark.fleet_rebalance.storage.schemaEvolution", "true")
-    try:
+    with run_changed(spark, schema_evolution=True):
         write_table(wider, table, partition_by=("capture_date",))
-    finally:
-        spark.conf.set("spark.fleet_rebalance.storage.schemaEvolution", "false")
     rows = {r.group_id: r.rack for r in read_table(spark, table).collect()}
     assert rows == {"a": None, "b": "use1-az1"}
 
@@ -327,13 +325,13 @@ def test_partitioning_must_match(spark, table):
 
 
 def test_commit_info_records_job_run_id_and_date(spark, store, table):
-    spark.conf.set("spark.fleet_rebalance.runDate", "2026-11-20")
-    write_table(
-        df_of(spark, rows_for(D20, ["a"])),
-        table,
-        partition_by=("capture_date",),
-        commit_info={"rows": 1},
-    )
+    with run_changed(spark, run_date="2026-11-20"):
+        write_table(
+            df_of(spark, rows_for(D20, ["a"])),
+            table,
+            partition_by=("capture_date",),
+            commit_info={"rows": 1},
+        )
     # Both engines record them as the commit's userMetadata (commit_context.py).
     commit = commit_context(store.delta(table).history(1)[0])
     assert commit["job"] == "pytest"
@@ -658,8 +656,8 @@ def test_a_write_planned_on_an_older_version_conflicts_with_changes_since(tmp_pa
     from deltalake.schema import PrimitiveType
     from deltalake.transaction import AddAction, create_table_with_add_actions
 
-    from fleet_rebalance.storage.deltars_commit import write_transaction
-    from fleet_rebalance.storage.deltars_source import WriteRequest
+    from fleet_rebalance.storage.deltars.commit import write_transaction
+    from fleet_rebalance.storage.deltars.files import WriteRequest
 
     def add(name: str, day: str) -> AddAction:
         path = f"day={day}/{name}.parquet"

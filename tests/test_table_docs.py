@@ -18,7 +18,8 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 from fleet_rebalance.pipeline import bronze, gold, table_reference
 from fleet_rebalance.storage import write_table
 from fleet_rebalance.storage.column_comments import commented_frame, commented_schema
-from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, SCHEMA_EVOLUTION_KEY
+from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK
+from fleet_rebalance.storage.engines import run_changed
 from fleet_rebalance.storage.warehouse import Warehouse
 from fleet_rebalance.table_docs import column_comments
 
@@ -118,10 +119,10 @@ def test_describe_group_health_shows_each_column_s_description(spark, tmp_path, 
     """A group_health table created by either engine: delta-rs's reading of its log and
     Spark's `DESCRIBE` (the sql job's name for it) give every column its description."""
     schema = gold.TABLES["group_health"]
-    warehouse = Warehouse(spark, str(tmp_path / "wh"))
     frame = _one_row(spark, "group_health", schema, cluster="c", group_id="g", date=DAY)
     expected = _expected("group_health", schema)
     with storage_engine(spark, engine):
+        warehouse = Warehouse(spark, str(tmp_path / "wh"))
         warehouse.replace_date(frame, "group_health", "date", DAY, 1)
         spark.sql("DROP TABLE IF EXISTS group_health")
         try:
@@ -139,8 +140,8 @@ def test_describe_group_health_shows_each_column_s_description(spark, tmp_path, 
 def test_a_table_the_parse_tasks_write_gets_the_comments_too(spark, tmp_path, engine):
     """The Warehouse's sinks (files written by tasks, committed by the driver)."""
     schema = bronze.TABLES["quarantine"]
-    warehouse = Warehouse(spark, str(tmp_path / "wh"))
     with storage_engine(spark, engine):
+        warehouse = Warehouse(spark, str(tmp_path / "wh"))
         write = warehouse.sink(
             "quarantine",
             schema,
@@ -178,14 +179,12 @@ def test_a_table_created_without_comments_keeps_its_columns_and_a_new_one_gets_i
     before = _one_row(spark, "quarantine", schema, reason="old", capture_date=DAY).drop("kind")
     later = DAY + dt.timedelta(days=1)
     after = _one_row(spark, "quarantine", schema, reason="new", kind="offsets", capture_date=later)
-    evolution = spark.conf.get(SCHEMA_EVOLUTION_KEY)
     with storage_engine(spark, engine):
         write_table(before, uri, mode="overwrite", partition_by=("capture_date",))
-        spark.conf.set(SCHEMA_EVOLUTION_KEY, "true")
-        try:
-            warehouse.replace_date(after, "quarantine", "capture_date", later, 1)
-        finally:
-            spark.conf.set(SCHEMA_EVOLUTION_KEY, evolution)
+        with run_changed(spark, schema_evolution=True):
+            Warehouse(spark, warehouse.root.uri).replace_date(
+                after, "quarantine", "capture_date", later, 1
+            )
     assert _comments(uri) == {
         name: column_comments("quarantine")[name] if name == "kind" else None
         for name in [*before.columns, "kind"]

@@ -14,8 +14,9 @@ from deltalake import DeltaTable
 from pyspark.sql.types import DateType, LongType, StringType, StructField, StructType
 
 from fleet_rebalance.storage import SchemaMismatchError
-from fleet_rebalance.storage.deltars_source import ROW_GROUP_ROWS, WriteRequest
-from fleet_rebalance.storage.engine import DELTA_SPARK, ENGINE_KEY
+from fleet_rebalance.storage.deltars.files import ROW_GROUP_ROWS, WriteRequest
+from fleet_rebalance.storage.engine import DELTA_SPARK
+from fleet_rebalance.storage.engines import run_changed
 from fleet_rebalance.storage.task_writes import TaskWrite, task_write
 
 SCHEMA = StructType(
@@ -164,20 +165,25 @@ def test_under_delta_spark_tasks_stage_files_and_spark_commits_their_rows(
     spark, tmp_path, monkeypatch
 ):
     """Spark's Delta connector writes its own tables: the tasks' files are staged under
-    the table's _fleet_staging/<write id>/, and the commit hands their rows to
-    write_table with the same mode and replace_where, then drops the staging files."""
-    import fleet_rebalance.storage as storage
+    the table's _fleet_staging/<write id>/, and the commit hands their rows to the
+    session's engine with the same mode and replace_where, then drops the staging files."""
+    import fleet_rebalance.storage.task_writes as task_writes
 
     committed = {}
 
-    def fake_write_table(frame, path, **kwargs):
-        committed.update(rows=sorted(tuple(r) for r in frame.collect()), path=path, **kwargs)
+    def fake_write_frame(engine, frame, table, plan, per_run_columns=()):
+        committed.update(
+            rows=sorted(tuple(r) for r in frame.collect()),
+            path=table.uri,
+            mode=plan.mode,
+            partition_by=plan.partition_by,
+            replace_where=plan.replace_where,
+            engine=engine.context.engine,
+        )
 
-    engine = spark.conf.get(ENGINE_KEY)
-    spark.conf.set(ENGINE_KEY, DELTA_SPARK)
-    monkeypatch.setattr(storage, "write_table", fake_write_table)
+    monkeypatch.setattr(task_writes, "write_frame", fake_write_frame)
     table = tmp_path / "t"
-    try:
+    with run_changed(spark, engine=DELTA_SPARK):
         write = task_write(
             spark,
             str(table),
@@ -192,8 +198,7 @@ def test_under_delta_spark_tasks_stage_files_and_spark_commits_their_rows(
         staging = table / "_fleet_staging" / write.request.write_id
         assert {staging / f.path for f in written} == set(staging.glob("*.parquet"))
         write.commit(written)
-    finally:
-        spark.conf.set(ENGINE_KEY, engine)
+    assert committed["engine"] == DELTA_SPARK
     assert committed["path"] == str(table)
     assert committed["mode"] == "overwrite"
     assert committed["partition_by"] == ("day",)

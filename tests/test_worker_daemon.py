@@ -8,7 +8,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from fleet_rebalance.worker_daemon import same_installation_entries
+from fleet_rebalance.spark.worker_daemon import same_installation_entries
 
 
 def _pyspark(site: Path) -> Path:

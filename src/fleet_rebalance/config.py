@@ -20,7 +20,7 @@ import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -34,9 +34,13 @@ from fleet_rebalance.filesystems import (
     s3_arguments,
 )
 
-ENGINES = ("auto", "delta-rs", "delta-spark")
-READERS = ("auto", "spark", "arrow")
-DEFAULT_DATES = ("yesterday", "latest")
+# The modes a conf file chooses among: storage.engine, storage.reader, default_date.
+Engine = Literal["auto", "delta-rs", "delta-spark"]
+Reader = Literal["auto", "spark", "arrow"]
+DefaultDate = Literal["yesterday", "latest"]
+ENGINES: tuple[Engine, ...] = typing.get_args(Engine)
+READERS: tuple[Reader, ...] = typing.get_args(Reader)
+DEFAULT_DATES: tuple[DefaultDate, ...] = typing.get_args(DefaultDate)
 # Config keys holding a location; a relative one is relative to the conf file's directory.
 PATH_KEYS = ("raw_root", "warehouse")
 # Named groups parse_capture_path reads from capture.path_pattern; any other name would
@@ -88,14 +92,14 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class StorageConfig:
-    engine: str = "auto"
+    engine: Engine = "auto"
     schema_evolution: bool = False
     # deltalake's storage options (AWS_ENDPOINT_URL, AWS_REGION, ...), for the tables and,
     # translated, for the captures. Credentials come from the environment, never from here.
     options: dict[str, str] = field(default_factory=dict)
     # How the delta-rs engine reads Parquet: auto (Spark's reader where the JVM has a
     # filesystem for the scheme, else Arrow on the executors), spark or arrow.
-    reader: str = "auto"
+    reader: Reader = "auto"
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,7 @@ class Config:
     warehouse: str = "warehouse"
     # Date a run processes without --date: "yesterday" (UTC) or "latest" (the newest
     # capture date under raw_root; what the bundled sample wants).
-    default_date: str = "yesterday"
+    default_date: DefaultDate = "yesterday"
     storage: StorageConfig = field(default_factory=StorageConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
@@ -204,11 +208,15 @@ def load_config(
         problem = None if value is None else _location_text(value)
         if problem:
             raise ConfigError(f"{key} given on the command line: {problem}")
-    config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
+    config = dataclasses.replace(
+        config,
+        raw_root=config.raw_root if raw_root is None else raw_root,
+        warehouse=config.warehouse if warehouse is None else warehouse,
+    )
     _validate(config, path)
     conf_dir = path.absolute().parent
     flags_dir = Path(base_dir) if base_dir is not None else Path.cwd()
-    resolved = {}
+    resolved: dict[str, str] = {}
     for key in PATH_KEYS:
         value = getattr(config, key)
         base = conf_dir if overrides[key] is None else flags_dir
@@ -216,7 +224,9 @@ def load_config(
             resolved[key] = location(_absolute(value, base)).uri
         except LocationError as exc:
             raise ConfigError(f"{path}: {key}: {exc}") from exc
-    config = dataclasses.replace(config, **resolved)
+    config = dataclasses.replace(
+        config, raw_root=resolved["raw_root"], warehouse=resolved["warehouse"]
+    )
     _check_store_options(config, path)
     return config
 
@@ -343,7 +353,7 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
     for name, value in raw.items():
         key = f"{prefix}{name}"
         hint = hints[name]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             values[name] = hint(**_build(hint, value, path, prefix=f"{key}."))
         else:
             values[name] = _check(value, hint, path, key)
@@ -372,6 +382,9 @@ def _check(value: Any, hint: Any, path: Path, key: str) -> Any:
         if value is None and type(None) in typing.get_args(hint):
             return None
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if typing.get_origin(hint) is Literal:
+        # The type is checked here, the choice among the modes by CHECKS (_one_of).
+        hint = type(typing.get_args(hint)[0])
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)  # YAML reads `2` as an int
     # bool is an int in Python; YAML's `yes` must not pass as a count or vice versa.

@@ -1,5 +1,6 @@
 """The dates a backfill runs: those of the dates there are (capture dates under raw_root,
-or the dates bronze holds) that fall in its span (--all, --from D, --to D; inclusive).
+or the dates bronze holds) that fall in its span (DateSpan: --all, --from D, --to D;
+inclusive).
 
 A day of the span with nothing to run is named in one warning line rather than passed
 over in silence: a missing night of captures is a broken capture pipeline, not a quiet
@@ -13,12 +14,31 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fleet_rebalance.cli import NO_RAW_ROOT_HINT, DateSpan, JobFailed, error_text
 from fleet_rebalance.config import Config
+from fleet_rebalance.errors import NO_RAW_ROOT_HINT, JobFailed, error_text
 from fleet_rebalance.filesystems import location
 
 # Gaps named one by one in the warning line before the rest are only counted.
 GAPS_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class DateSpan:
+    """The dates of a backfill (--all, --from, --to), both ends inclusive; None: from
+    the oldest date there is, or through the newest."""
+
+    first: dt.date | None = None
+    last: dt.date | None = None
+
+    def text(self) -> str:
+        """The span as a message names it."""
+        if self.first and self.last:
+            return f"from {self.first} to {self.last}"
+        if self.first:
+            return f"from {self.first} on"
+        if self.last:
+            return f"up to {self.last}"
+        return "at all"
 
 
 @dataclass(frozen=True)

@@ -600,7 +600,7 @@ GOLD: dict[str, TableDoc] = {
         "about": (
             "Per group, date, partition and finding: partitions two members own at one settled "
             "capture, and partitions with a committed offset, no owner and growing lag, with "
-            "the captures that show it (metrics/ownership.py)."
+            "the captures that show it (metrics/ownership_rules.py)."
         ),
         "columns": {
             **_GOLD_GROUP,
@@ -673,7 +673,10 @@ GOLD: dict[str, TableDoc] = {
         ),
         "columns": {
             **_GOLD_GROUP,
-            "protocol": "classic or consumer (KIP-848).",
+            "protocol": (
+                "classic or consumer (KIP-848) as its recommendation says; share or "
+                "streams as its captures say (those get no recommendation)."
+            ),
             "declared_assignor": "Assignor the group declares.",
             "last_status": f"Group {_BURROW} at the last capture, capped at ERR.",
             "worst_status": "Worst partition status of the day.",
@@ -796,31 +799,10 @@ GOLD: dict[str, TableDoc] = {
     },
 }
 
-RUNS: dict[str, TableDoc] = {
-    "pipeline_runs": {
-        "about": (
-            "Per run date and step, what the step's last run of that date was computed "
-            "from, so a backfill can tell a date complete without recomputing it."
-        ),
-        "columns": {
-            "run_date": "The date the step ran for; the partition column.",
-            "step": "ingest, replay or metrics.",
-            "inputs_sha256": "Digest of the step's inputs (files, upstream digests, settings).",
-            "code_version": (
-                "<package version>+<16 hex of the code's hash> of the code that ran it."
-            ),
-            "run_id": "Id of the run.",
-            "started_at": "When the step started (UTC).",
-            "finished_at": "When it finished (UTC).",
-        },
-    },
-}
-
 LAYERS: dict[str, dict[str, TableDoc]] = {
     "bronze": BRONZE,
     "silver": SILVER,
     "gold": GOLD,
-    "runs": RUNS,
 }
 TABLES: dict[str, TableDoc] = {
     name: doc for layer in LAYERS.values() for name, doc in layer.items()

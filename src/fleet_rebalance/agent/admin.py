@@ -39,8 +39,10 @@ class AdminClientLike(Protocol):
         self, group_ids: list[str], **kwargs: Any
     ) -> dict[str, Future]: ...
 
+    # The request positional: confluent-kafka names it list_consumer_group_offsets_request,
+    # so an open **kwargs here could pass it twice.
     def list_consumer_group_offsets(
-        self, requests: list[Any], **kwargs: Any
+        self, requests: list[Any], /, *, request_timeout: float = ...
     ) -> dict[str, Future]: ...
 
     def list_offsets(

@@ -25,6 +25,7 @@ from fleet_rebalance.agent.destination import (
     parse_storage_options,
 )
 from fleet_rebalance.agent.errors import ConfigError
+from fleet_rebalance.agent.writer import Compression
 from fleet_rebalance.filesystems import Location
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -109,7 +110,7 @@ class AgentConfig:
     backoff: Backoff = field(default_factory=Backoff)
     batching: Batching = field(default_factory=Batching)
     secrets: frozenset[str] = field(default_factory=frozenset, repr=False)
-    compression: str | None = None  # None or "gzip"
+    compression: Compression | None = None
 
 
 def load_config(path: Path | str, env: dict[str, str] | None = None) -> AgentConfig:

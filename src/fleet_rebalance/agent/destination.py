@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet_rebalance.agent.errors import ConfigError
-from fleet_rebalance.agent.writer import COMPRESSIONS
+from fleet_rebalance.agent.writer import GZIP, Compression
 from fleet_rebalance.filesystems import (
     AZURE_SCHEMES,
     S3_SCHEMES,
@@ -77,10 +77,10 @@ def parse_storage_options(storage: Any) -> dict[str, str]:
     return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
 
 
-def parse_compression(value: Any) -> str | None:
+def parse_compression(value: Any) -> Compression | None:
     """`compression: none | gzip` (default none)."""
     if value is None or value == NONE:
         return None
-    if value not in COMPRESSIONS:
+    if value != GZIP:
         raise ConfigError(f"compression: expected none or gzip, found {value!r}")
-    return value
+    return GZIP

@@ -129,6 +129,16 @@ def _failure(code: int) -> KafkaException:
     return KafkaException(KafkaError(code))
 
 
+def _listing_result(
+    valid: list[ConsumerGroupListing], errors: list[KafkaError]
+) -> ListConsumerGroupsResult:
+    """ListConsumerGroupsResult as librdkafka builds it: its errors are bare KafkaError
+    objects (not exceptions), which error_text reads."""
+    # confluent-kafka annotates `errors` as list[Exception]; its C code fills it with
+    # KafkaError, which is no Exception subclass.
+    return ListConsumerGroupsResult(valid=valid, errors=errors)  # type: ignore[arg-type]
+
+
 @functools.cache
 def _node(broker: int) -> Node:
     return Node(broker, "127.0.0.1", 9090 + broker, rack=f"rack-{broker}")
@@ -159,13 +169,13 @@ class FakeAdmin:
                 # What librdkafka returns for an unreachable cluster: errors, no groups.
                 self.cluster.down_cycles -= 1
                 down = [KafkaError(KafkaError._TRANSPORT)]
-                return self._reply(ListConsumerGroupsResult(valid=[], errors=down))
+                return self._reply(_listing_result([], down))
         listings = [
             ConsumerGroupListing(g.group_id, False, g.state, g.type)
             for g in self.cluster.groups.values()
         ]
         errors = [KafkaError(code) for code in self.cluster.listing_errors]
-        return self._reply(ListConsumerGroupsResult(valid=listings, errors=errors))
+        return self._reply(_listing_result(listings, errors))
 
     def describe_consumer_groups(self, group_ids: list[str], **_: Any) -> dict[str, Future]:
         self._call("describe_consumer_groups")

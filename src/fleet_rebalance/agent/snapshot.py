@@ -25,7 +25,7 @@ import datetime as dt
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 TopicPartitionKey = tuple[str, int]
 GROUPS_FILE = "groups.jsonl"
@@ -108,6 +108,60 @@ class ClusterSnapshot:
         return sum(g.error is not None for g in self.groups)
 
 
+# groups.jsonl's objects, as written (FORMATS.md's jsonl capture format).
+# A [topic, partition] pair.
+PartitionRecord = list[str | int]
+
+
+class CoordinatorRecord(TypedDict):
+    host: str  # host:port
+    id: int
+    rack: str | None
+
+
+class CaptureErrorRecord(TypedDict):
+    stage: str | None  # which call failed: describe, offsets, ...
+    reason: str
+
+
+class MemberRecord(TypedDict):
+    member_id: str
+    group_instance_id: str | None
+    client_id: str | None
+    host: str | None
+    assignment: list[PartitionRecord]
+    target_assignment: NotRequired[list[PartitionRecord]]  # consumer-protocol members
+
+
+class OffsetRecord(TypedDict):
+    topic: str
+    partition: int
+    current_offset: int | None
+    log_end_offset: int | None
+    consumer_id: str | None
+    host: str | None
+    client_id: str | None
+    leader_epoch: int | None
+    log_start_offset: int | None
+    log_end_offset_below_committed: NotRequired[int]
+
+
+class GroupRecord(TypedDict):
+    group_id: str
+    cluster: str
+    captured_at: str
+    type: str | None
+    # Either capture_error alone, or every key below it.
+    capture_error: NotRequired[CaptureErrorRecord]
+    simple: NotRequired[bool | None]
+    state: NotRequired[str | None]
+    assignment_strategy: NotRequired[str | None]
+    coordinator: NotRequired[CoordinatorRecord | None]
+    members: NotRequired[list[MemberRecord]]
+    offsets: NotRequired[list[OffsetRecord]]
+    state_reported: NotRequired[str]
+
+
 def stamp(at: dt.datetime) -> str:
     """ISO-8601 UTC to the second, the form jsonl's captured_at is parsed from."""
     return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -127,8 +181,8 @@ def group_record(
     captured_at: str,
     log_end: dict[TopicPartitionKey, int],
     log_start: dict[TopicPartitionKey, int],
-) -> dict[str, Any]:
-    record: dict[str, Any] = {
+) -> GroupRecord:
+    record: GroupRecord = {
         "group_id": group.group_id,
         "cluster": cluster,
         "captured_at": captured_at,
@@ -138,24 +192,27 @@ def group_record(
         record["capture_error"] = {"stage": group.error_stage, "reason": group.error}
         return record
     coordinator = group.coordinator
-    record.update(
-        simple=group.simple,
-        state=group.state,
-        assignment_strategy=group.assignment_strategy or None,
-        coordinator=None
+    record["simple"] = group.simple
+    record["state"] = group.state
+    record["assignment_strategy"] = group.assignment_strategy or None
+    record["coordinator"] = (
+        None
         if coordinator is None
-        else {"host": f"{coordinator.host}:{coordinator.port}", "id": coordinator.id,
-              "rack": coordinator.rack},
-        members=[_member(m) for m in group.members],
-        offsets=list(_offsets(group, log_end, log_start)),
-    )  # fmt: skip
+        else {
+            "host": f"{coordinator.host}:{coordinator.port}",
+            "id": coordinator.id,
+            "rack": coordinator.rack,
+        }
+    )
+    record["members"] = [_member(m) for m in group.members]
+    record["offsets"] = list(_offsets(group, log_end, log_start))
     if group.state_reported is not None:
         record["state_reported"] = group.state_reported
     return record
 
 
-def _member(member: MemberSnapshot) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def _member(member: MemberSnapshot) -> MemberRecord:
+    record: MemberRecord = {
         "member_id": member.member_id,
         "group_instance_id": member.group_instance_id,
         "client_id": member.client_id,
@@ -171,7 +228,7 @@ def _offsets(
     group: GroupSnapshot,
     log_end: dict[TopicPartitionKey, int],
     log_start: dict[TopicPartitionKey, int],
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[OffsetRecord]:
     """The offsets view's rows: each member's assigned partitions, then the committed
     partitions nobody owns (consumer_id/host/client_id null, the CLI's `-`)."""
     owned: set[TopicPartitionKey] = set()
@@ -189,10 +246,10 @@ def _offset(
     log_end: dict[TopicPartitionKey, int],
     log_start: dict[TopicPartitionKey, int],
     member: MemberSnapshot | None,
-) -> dict[str, Any]:
+) -> OffsetRecord:
     current, epoch = group.committed.get(tp, (None, None))
     end = log_end.get(tp)
-    row: dict[str, Any] = {
+    row: OffsetRecord = {
         "topic": tp[0],
         "partition": tp[1],
         "current_offset": current,

@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, Literal
 
 from fleet_rebalance.filesystems import Location
 
@@ -42,7 +42,8 @@ CAPTURES = "captures"
 # reads it; the lab's LabCapture uses the same spelling).
 DIRECTORY_TIME = "%Y-%m-%dT%H%M%SZ"
 STAGING = re.compile(r"^\.(?P<name>[^/]+)\.(?P<pid>\d+)\.partial$")
-GZIP = "gzip"
+Compression = Literal["gzip"]  # or None: plain files
+GZIP: Compression = "gzip"
 COMPRESSIONS = (None, GZIP)
 GZIP_SUFFIX = ".gz"
 GZIP_LEVEL = 6
@@ -54,7 +55,7 @@ def capture_directory_name(captured_at: dt.datetime) -> str:
     return captured_at.astimezone(dt.UTC).strftime(DIRECTORY_TIME)
 
 
-def stored_name(file_name: str, compression: str | None) -> str:
+def stored_name(file_name: str, compression: Compression | None) -> str:
     """The name a file gets in raw_root: `groups.jsonl.gz` when gzip-compressed."""
     return file_name + GZIP_SUFFIX if compression == GZIP else file_name
 
@@ -64,7 +65,7 @@ def write_snapshot(
     cluster: str,
     captured_at: dt.datetime,
     files: Iterable[tuple[str, Iterable[str]]],
-    compression: str | None = None,
+    compression: Compression | None = None,
 ) -> str:
     """Write `files` (name, lines) as `<raw_root>/<cluster>/captures/<time>/` and
     return that directory's path relative to raw_root. Lines are streamed, never
@@ -86,7 +87,7 @@ def _write_local(
     captures: Path,
     name: str,
     files: Iterable[tuple[str, Iterable[str]]],
-    compression: str | None,
+    compression: Compression | None,
 ) -> None:
     captures.mkdir(parents=True, exist_ok=True)
     final = captures / name
@@ -109,15 +110,15 @@ def _write_local(
 def _write_remote(
     directory: Location,
     files: Iterable[tuple[str, Iterable[str]]],
-    compression: str | None,
+    compression: Compression | None,
 ) -> None:
     """Every file made whole before the first is published: lines that fail half-way
     (a bug, a full disk) publish nothing."""
     fs, path = directory.filesystem()
-    spooled: list[tuple[str, BinaryIO]] = []
+    spooled: list[tuple[str, IO[bytes]]] = []
     try:
         for file_name, lines in files:
-            spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+            spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
             spooled.append((file_name, spool))
             _encode(spool, lines, compression)
         for file_name, spool in spooled:
@@ -130,7 +131,7 @@ def _write_remote(
             spool.close()
 
 
-def _encode(out: BinaryIO, lines: Iterable[str], compression: str | None) -> None:
+def _encode(out: IO[bytes], lines: Iterable[str], compression: Compression | None) -> None:
     if compression != GZIP:
         for block in _blocks(lines):
             out.write(block)

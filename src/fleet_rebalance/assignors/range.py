@@ -147,7 +147,7 @@ def _assign_ranges(
         if not state.unassigned:
             break
         limit = state.max_assignable(member)
-        picked = []
+        picked: list[TopicPartition] = []
         for tp in state.unassigned:
             if len(picked) >= limit:
                 break

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sized
 from operator import itemgetter
+from typing import Any
 
 from fleet_rebalance.assignors.java import string_key
 from fleet_rebalance.assignors.members import leader_order
@@ -160,6 +161,7 @@ class _ConstrainedBuilder:
         assigned: list[TopicPartition] = []
         # Kafka topic names are ASCII, where str order is Java's; anything else gets
         # the UTF-16 key.
+        by_partition: Callable[[TopicPartition], tuple[Any, ...]]
         if all(t.isascii() for t in self.topics):
             by_partition = itemgetter(1, 0)
         else:
@@ -616,9 +618,9 @@ class _GeneralBuilder:
         self.sorted_consumers.add(old)
 
 
-def _balance_score(assignment: Mapping[str, object]) -> int:
+def _balance_score(assignment: Mapping[str, Sized]) -> int:
     """Sum of |size difference| over all member pairs, from sorted sizes in O(n log n)."""
-    sizes = sorted(len(v) for v in assignment.values())  # type: ignore[arg-type]
+    sizes = sorted(len(v) for v in assignment.values())
     score = 0
     prefix = 0
     for i, size in enumerate(sizes):

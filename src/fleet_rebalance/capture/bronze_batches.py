@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.chunks import DEFAULT_MAX_MEMORY_MB
-from fleet_rebalance.capture.enrichment_keys import OffsetsKept
+from fleet_rebalance.capture.enrichment_keys import OffsetsKept, owner_groups
 from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA
 from fleet_rebalance.capture.parse import Parts, finish, stream_parts
 from fleet_rebalance.capture.paths import CapturePath
@@ -122,23 +122,32 @@ def capture_batches(
 ) -> Iterator[tuple[str, Any]]:
     """One capture's rows of the run date as (table, batch), and each file's summary as
     (FILE_REPORT, dict). Offsets leave file by file (a file parsed in chunks, chunk by
-    chunk); members wait for the whole capture, whose offsets complete them."""
+    chunk); members wait for the whole capture, whose offsets complete them. A file
+    whose `head_kind` is "offsets" (ingest's ordering, pipeline/ingest) is no members
+    file: once only such files are left, the groups whose members need owned
+    partitions are known and OffsetsKept keeps only theirs."""
     parsed: list[tuple[str, ParseResult, str | None, int, int, list[dict[str, Any]], int]] = []
+    members_of: list[tuple[pa.Table, int, list[dict[str, Any]]]] = []
+    narrowed: list[tuple[dict[str, Any], pa.Array]] = []  # files kept for `owners` only
     offsets_kept = OffsetsKept()
-    for file in files:
+    for index, file in enumerate(files):
         relative = file["relative"]
         written = Written()
+        owners = None
+        if all(later.get("head_kind") == OFFSETS for later in files[index + 1 :]):
+            owners = owner_groups(members for members, _, _ in members_of)
+            narrowed.append((file, owners))
         outcome = parse(file)
         if isinstance(outcome, tuple):
             result, sha256 = outcome
         else:
             result, sha256 = yield from _offsets_by_chunk(
-                outcome, file, run_date, written, offsets_kept
+                outcome, file, run_date, written, offsets_kept, owners
             )
         quarantine_stray_dates(result, file["captured_at"], run_date)
         records, unfit = _records_table(result, OFFSETS)
         table, other_dates = _on_date(records, run_date)
-        offsets_kept.add(table)
+        offsets_kept.add(table, owners)
         written.rows += table.num_rows
         if written.taken:
             result = _after_written(result, written)
@@ -160,7 +169,8 @@ def capture_batches(
                 written.taken,
             )
         )
-    members_of = [_members_table(entry[1], run_date) for entry in parsed]
+        members_of.append(_members_table(result, run_date))
+    _owners_missed(narrowed, members_of, parse, run_date, offsets_kept)
     capture = offsets_kept.capture(members for members, _, _ in members_of)
     for entry, (members, other_members, unfit_members) in zip(parsed, members_of, strict=True):
         relative, result, sha256, offsets, other_dates, unfit, taken = entry
@@ -195,11 +205,12 @@ def _offsets_by_chunk(
     run_date: dt.date,
     written: Written,
     kept: OffsetsKept,
+    owners: pa.Array | None = None,
 ) -> Generator[tuple[str, Any], None, tuple[ParseResult, str | None]]:
     """An offsets file's rows of each chunk but the last as (OFFSETS, batch), taken out
     of its parts as capture_batches treats a whole file's; what they count is added up
-    in `written`, what enrichment reads of them in `kept`. The parts of other kinds
-    stay whole. Returns the file's result."""
+    in `written`, what enrichment reads of them in `kept` (of `owners`' groups only, when
+    known). The parts of other kinds stay whole. Returns the file's result."""
     while True:
         try:
             part = next(parts)
@@ -221,11 +232,57 @@ def _offsets_by_chunk(
         written.rows += table.num_rows
         written.other_dates += other_dates
         written.unfit += unfit
-        kept.add(table)
+        kept.add(table, owners)
         batches = table.to_batches(ARROW_BATCH_ROWS)[::-1]
         del part, taken, records, table  # not held while the next chunk is parsed
         while batches:
             yield OFFSETS, batches.pop()
+
+
+def _owners_missed(
+    narrowed: list[tuple[dict[str, Any], pa.Array]],
+    members_of: list[tuple[pa.Table, int, list[dict[str, Any]]]],
+    parse: Callable[[dict[str, Any]], Parsed],
+    run_date: dt.date,
+    kept: OffsetsKept,
+) -> None:
+    """Owned partitions of groups found to need them only after an offsets file was
+    kept for fewer (a file holding a members view below its offsets view): that file's
+    offsets rows read again, a chunk at a time, for those groups. Rare by ingest's
+    ordering, and never a changed row."""
+    wanted = owner_groups(members for members, _, _ in members_of)
+    for file, owners in narrowed:
+        missed = wanted.filter(pc.invert(pc.is_in(wanted, value_set=owners)))
+        if len(missed):
+            for table in _offsets_again(parse(file), file, run_date):
+                kept.add(table, missed)
+
+
+def _offsets_again(outcome: Parsed, file: dict[str, Any], run_date: dt.date) -> Iterator[pa.Table]:
+    """A file's offsets rows of the run date, as capture_batches took them, one table per
+    part (each part's rows dropped once its table is made)."""
+    if isinstance(outcome, tuple):
+        yield _offsets_of(outcome[0], file, run_date)
+        return
+    while True:
+        try:
+            part = next(outcome)
+        except StopIteration as end:
+            yield _offsets_of(end.value[0], file, run_date)
+            return
+        if part.kind == OFFSETS:
+            yield _offsets_of(part, file, run_date)
+
+
+def _offsets_of(result: ParseResult, file: dict[str, Any], run_date: dt.date) -> pa.Table:
+    quarantine_stray_dates(result, file["captured_at"], run_date)
+    taken = ParseResult(
+        kind=result.kind,
+        rows={OFFSETS: result.rows.pop(OFFSETS, [])},
+        batches={OFFSETS: result.batches.pop(OFFSETS, [])},
+        common=result.common,
+    )
+    return _on_date(_records_table(taken, OFFSETS)[0], run_date)[0]
 
 
 def _account(seen: ParseResult, part: ParseResult) -> None:

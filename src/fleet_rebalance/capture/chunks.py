@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.describe import HEADER_WORDS, header_view
 from fleet_rebalance.capture.result import OK, ParseResult
 from fleet_rebalance.capture.text import BLANKS, Text
@@ -42,7 +42,7 @@ LINE_SHARE = 4  # the longest line read whole is a quarter of a chunk
 LINE_CHARS = 8
 SHOWN_CHARS = 500  # of a cut line, in its quarantine row
 
-Parser = Callable[[list[str], ParseResult, dict[str, Any]], None]
+Parser = Callable[[list[str], ParseResult, ParseContext], None]
 Boundary = Callable[[str], bool]
 
 
@@ -83,6 +83,10 @@ class Chunks:
         self._ended = False
 
     def next(self) -> Chunk | None:
+        # The previous chunk's Arrow arrays are freed by now, but the allocator keeps
+        # their pages (mimalloc: ~150 MiB per chunk of a big offsets file) and would
+        # add them to this chunk's peak: handed back first.
+        pa.default_memory_pool().release_unused()
         size = sum(map(len, self._lines)) + LINE_CHARS * len(self._lines)
         while size < self.limit and (text := self._take()) is not None:
             base = len(self._lines)
@@ -175,7 +179,7 @@ def parse_chunk(
     chunk: Chunk,
     carried: str | None,
     parser: Parser,
-    context: dict[str, Any],
+    context: ParseContext,
     kind: str,
 ) -> tuple[ParseResult, str | None]:
     """One chunk's result, numbered from its first line, and the boundary line the next

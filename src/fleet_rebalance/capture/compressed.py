@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import zlib
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any, Protocol
 
+zstandard: ModuleType | None
 try:
     import zstandard
 except ImportError:  # the file is then refused with the reason, never misread

@@ -47,6 +47,7 @@ import datetime as dt
 import json
 from typing import Any
 
+from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, check_int
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS, ParseResult
 from fleet_rebalance.capture.share_streams import RowProblem, group_type
@@ -65,17 +66,19 @@ class DateMismatch(ValueError):
     """A snapshot of another date than its path: no run would write it (stray_dates.py)."""
 
 
-def _on_path_date(rows: list[tuple[str, dict[str, Any]]], context: dict[str, Any]) -> None:
+def _on_path_date(rows: list[tuple[str, dict[str, Any]]], context: ParseContext) -> None:
     """Only the run of a capture's path date reads it, so a snapshot of another date
     (a `captured_at` in another time zone than the path, a copy filed under the wrong
     directory) is quarantined here, while its line is at hand."""
     path_date = context["common"].get("capture_date")
-    date = rows[0][1]["capture_date"] if rows else path_date
-    if path_date is not None and date != path_date:
+    if not rows or path_date is None:
+        return
+    date = rows[0][1]["capture_date"]
+    if date != path_date:
         raise DateMismatch(mismatch_reason(date, path_date, log=False))
 
 
-def parse_jsonl(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
+def parse_jsonl(text_lines: list[str], result: ParseResult, context: ParseContext) -> None:
     for number, line in enumerate(text_lines, start=1):
         if not line.strip(BLANKS):
             result.structural += 1
@@ -117,7 +120,7 @@ def _constant(name: str) -> Any:
     raise SnapshotError(f"{name} is not JSON")
 
 
-def _capture_error(snapshot: Any, context: dict[str, Any]) -> tuple[str, str] | None:
+def _capture_error(snapshot: Any, context: ParseContext) -> tuple[str, str] | None:
     """(group id, error) of a group the exporter failed to capture, None for a snapshot."""
     if not isinstance(snapshot, dict) or snapshot.get("capture_error") is None:
         return None
@@ -136,7 +139,7 @@ def _capture_error(snapshot: Any, context: dict[str, Any]) -> tuple[str, str] | 
     return group, reason
 
 
-def _identity(snapshot: Any, context: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _identity(snapshot: Any, context: ParseContext) -> tuple[str, dict[str, Any]]:
     """A line's group id and its values common to every row (cluster, time, file)."""
     if not isinstance(snapshot, dict):
         raise SnapshotError("expected a JSON object per line")
@@ -158,7 +161,7 @@ def _identity(snapshot: Any, context: dict[str, Any]) -> tuple[str, dict[str, An
     return group, common
 
 
-def _rows(snapshot: Any, context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _rows(snapshot: Any, context: ParseContext) -> list[tuple[str, dict[str, Any]]]:
     group, common = _identity(snapshot, context)
     try:  # fleet-capture's `type`: classic|consumer (share|streams), null when unknown
         common["group_type"] = group_type(_text(snapshot, "type"))

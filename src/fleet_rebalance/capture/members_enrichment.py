@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fleet_rebalance.capture.members_bulk import list_array
+from fleet_rebalance.capture.describe.bulk_members import list_array
 from fleet_rebalance.capture.schemas import TABLES
 
 KEY = ("cluster", "group_id", "captured_at")

@@ -7,9 +7,9 @@ import io
 import itertools
 from collections import Counter
 from collections.abc import Generator
-from typing import Any, TypeVar
+from typing import Literal, TypeVar
 
-from fleet_rebalance.capture import lines as msg
+from fleet_rebalance.capture import tool_messages as msg
 from fleet_rebalance.capture.chunks import (
     DEFAULT_MAX_MEMORY_MB,
     Budget,
@@ -29,6 +29,7 @@ from fleet_rebalance.capture.compressed import (
     compression,
     missing_module,
 )
+from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.coordinator_log import is_log_line, parse_coordinator_log
 from fleet_rebalance.capture.describe import header_view, parse_describe
 from fleet_rebalance.capture.jsonl import parse_jsonl
@@ -38,10 +39,10 @@ from fleet_rebalance.capture.text import BINARY_SHARE, LineStream, control_share
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
 Done = TypeVar("Done")
-KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl")
+CaptureKind = Literal["offsets", "members", "state", "topics", "coordinator_log", "jsonl"]
 
 
-def detect_kind(text_lines: list[str]) -> str | None:
+def detect_kind(text_lines: list[str]) -> CaptureKind | None:
     for line in text_lines:
         stripped = line.strip()
         if not stripped:
@@ -57,7 +58,7 @@ def detect_kind(text_lines: list[str]) -> str | None:
     return "coordinator_log" if log_lines else None
 
 
-def text_kind(text_lines: list[str]) -> str | None:
+def text_kind(text_lines: list[str]) -> CaptureKind | None:
     """The kind parse_capture would give these lines, or None for an empty or a binary
     file or unrecognised content (store.is_log_head's question, on a file's head)."""
     if not any(line.strip() for line in text_lines) or _binary(*control_share(text_lines)):
@@ -182,8 +183,8 @@ def _parse_chunks(
         result = ParseResult(kind="unknown", status=FAILED_CAPTURE)
         result.reject_file("empty capture file (failed capture: a gap, not 'no groups')", lines=0)
         return result
-    result, parser, context = _parse_first(relative, first, path, path_pattern, log_timezone)
-    if parser is None:
+    result, reader = _parse_first(relative, first, path, path_pattern, log_timezone)
+    if reader is None:
         refused_lines = result.lines
         rest = chunks.count_rest()
         result.lines += rest
@@ -192,6 +193,7 @@ def _parse_chunks(
         else:
             result.structural += rest
         return result
+    parser, context = reader
     chunks.boundary = boundary_of(result.kind)
     if chunks.more():
         result.text_lines = []  # not kept for a file parsed in chunks (memory)
@@ -225,27 +227,27 @@ def _parse_first(
     path: CapturePath | None,
     path_pattern: str,
     log_timezone: str | None,
-) -> tuple[ParseResult, Parser | None, dict[str, Any]]:
-    """The first chunk's result, with the parser and context for the next chunks; no
-    parser when the file is refused (empty, binary, unrecognised, no capture time)."""
+) -> tuple[ParseResult, tuple[Parser, ParseContext] | None]:
+    """The first chunk's result, with the parser and context for the next chunks; none
+    when the file is refused (empty, binary, unrecognised, no capture time)."""
     text_lines = chunk.lines
     if not any(line.strip() for line in text_lines):
         blank = len(text_lines)
         result = ParseResult(kind="unknown", lines=blank, structural=blank, status=FAILED_CAPTURE)
         result.reject_file("empty capture file (failed capture: a gap, not 'no groups')", lines=0)
-        return result, None, {}
+        return result, None
     control, total = control_share(text_lines)
     if _binary(control, total):
         result = ParseResult(kind="unknown", lines=len(text_lines), status=REJECTED)
         result.reject_file(f"not a text capture: {control} control characters in the first {total}")
-        return result, None, {}
+        return result, None
     kind = detect_kind(text_lines)
     path = path or parse_capture_path(relative, path_pattern)
     if kind is None and msg.only_messages(text_lines):
         # A group with nothing to tabulate (Empty without offsets, Dead, no such group).
         result = ParseResult(kind="unknown", lines=len(text_lines), structural=len(text_lines))
         result.notes["no table: only the tool's messages"] += 1
-        return result, None, {}
+        return result, None
     if kind is None:
         failed = any(msg.tool_error(line.strip()) for line in text_lines)
         result = ParseResult(
@@ -257,15 +259,15 @@ def _parse_first(
             else "unrecognised content: no describe header, topic, log or JSON line",
             text_lines[0][:500] if text_lines else "",
         )
-        return result, None, {}
+        return result, None
     result = ParseResult(kind=kind, lines=len(text_lines), text_lines=text_lines)
     if kind != "coordinator_log" and path.captured_at is None:
         result.status = REJECTED
         result.reject_file(
             f"no capture time in the path {relative!r} (expected e.g. 2026-11-20T0910Z)"
         )
-        return result, None, {}
-    context: dict[str, Any] = {
+        return result, None
+    context: ParseContext = {
         "group": path.group,
         "log_timezone": log_timezone,
         "common": {
@@ -278,7 +280,7 @@ def _parse_first(
     parser = PARSERS.get(kind, parse_describe)
     parser(text_lines, result, context)
     quarantine_read_damage(result, chunk)
-    return result, parser, context
+    return result, (parser, context)
 
 
 def _damaged(result: ParseResult, chunks: Chunks, stream: LineStream, problem: str) -> None:

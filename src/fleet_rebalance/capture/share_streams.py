@@ -3,7 +3,7 @@ print them: the rows of the describe views that consumer groups' readers cannot 
 
 Read out of ShareGroupCommand.java, StreamsGroupCommand.java, GroupsCommand.java and
 ConsumerGroupCommand.java of Kafka 4.1 - 4.4 (docs/formats-share-streams.md has the
-formats and where each comes from). describe.py recognises the headers and calls these
+formats and where each comes from). describe/ recognises the headers and calls these
 builders for their rows; a row that does not fit is a RowProblem, quarantined with
 the message. group_type says which kind of group a row is of where the capture says it:
 by a header word only these tools print, or by the share tool's two spaces before the
@@ -17,8 +17,8 @@ from collections import Counter
 from typing import Any
 
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
-from fleet_rebalance.capture.lines import ToolMessage
 from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, parse_int
+from fleet_rebalance.capture.tool_messages import ToolMessage
 
 CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
 GROUP_TYPES = (CLASSIC, CONSUMER, SHARE, STREAMS)
@@ -294,7 +294,7 @@ def task_line(line: str) -> tuple[str, list[dict[str, Any]]] | None:
     items = list(TASK_LINE_ITEM.finditer(body))
     if ",".join(item.group(0) for item in items) != body:
         raise RowProblem(f"not a task line `{kind}-TASKS:: sub: [[p, ...]]`: {line[:80]!r}")
-    tasks = [
+    tasks: list[dict[str, Any]] = [
         {"kind": kind.lower(), "subtopology": item.group("sub"), "partition": int(part)}
         for item in items
         for part in filter(None, (item.group("parts") or "").split(", "))

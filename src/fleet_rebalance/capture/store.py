@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import BinaryIO
+from typing import BinaryIO, TypeAlias
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -48,6 +48,8 @@ from fleet_rebalance.capture.paths import parse_capture_path
 from fleet_rebalance.capture.result import FAILED_CAPTURE, SKIPPED
 from fleet_rebalance.capture.text import decode
 from fleet_rebalance.filesystems import Location
+
+Stream: TypeAlias = BinaryIO | pa.NativeFile  # a local file, or an object store's
 
 HEAD_BYTES = 1 << 16  # what parse_capture looks at to tell text from binary
 BLOCK_BYTES = 1 << 20
@@ -346,7 +348,7 @@ def latest_capture_date(raw_root: Location, files: list[RawFile]) -> dt.date | N
     """The newest path date that has a readable capture other than a log. Newest date
     first, a few files at a time, so that usually only a handful of heads are read."""
     readable = [raw for raw in files if raw.skipped is None and raw.path_date]
-    for date in sorted({raw.path_date for raw in readable}, reverse=True):
+    for date in sorted({raw.path_date for raw in readable if raw.path_date}, reverse=True):
         dated = [raw for raw in readable if raw.path_date == date]
         for start in range(0, len(dated), SNIFF_THREADS):
             chunk = sniff_all(raw_root, dated[start : start + SNIFF_THREADS])
@@ -377,9 +379,6 @@ def sha256(raw_root: Location, relative: str) -> str:
         while block := stream.read(BLOCK_BYTES):
             digest.update(block)
     return digest.hexdigest()
-
-
-Stream = BinaryIO | pa.NativeFile
 
 
 @contextmanager

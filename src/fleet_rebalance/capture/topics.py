@@ -12,9 +12,9 @@ it, whose check then quarantines the line.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from fleet_rebalance.capture import lines as msg
+from fleet_rebalance.capture import tool_messages as msg
+from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
 from fleet_rebalance.capture.result import FAILED_CAPTURE, TOPIC_PARTITIONS, ParseResult
 from fleet_rebalance.capture.text import BLANKS, UNPRINTED
@@ -85,7 +85,7 @@ def _brokers(fields: dict[str, str], key: str) -> list[int]:
     return [parse_int(b, f"{key} broker id", INT32) for b in text.split(",")]
 
 
-def parse_topics(text_lines: list[str], result: ParseResult, context: dict[str, Any]) -> None:
+def parse_topics(text_lines: list[str], result: ParseResult, context: ParseContext) -> None:
     topic_ids: dict[str, str | None] = {}
     for number, raw in enumerate(text_lines, start=1):
         line = raw

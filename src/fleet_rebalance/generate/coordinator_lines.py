@@ -21,6 +21,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from fleet_rebalance.assignors.java import string_hash
+from fleet_rebalance.generate.render import KafkaVersion
 
 SCALA = "kafka.coordinator.group.GroupCoordinator"
 JAVA = "org.apache.kafka.coordinator.group.GroupMetadataManager"
@@ -44,7 +45,7 @@ def log_line(at: dt.datetime, level: str, message: str, logger: str) -> str:
 class Coordinator:
     """The coordinator of one group: its release, broker and __consumer_offsets partition."""
 
-    version: str
+    version: KafkaVersion
     broker: int
     partition: int
     group: str
@@ -247,7 +248,7 @@ class LeavingMember:
     strategy: str
 
 
-def housekeeping(version: str, broker: int, at: dt.datetime) -> str:
+def housekeeping(version: KafkaVersion, broker: int, at: dt.datetime) -> str:
     """The offsets-expiration line every broker writes (every 10 minutes by default):
     a coordinator logger's line with no membership fact."""
     if version == "4.1":

@@ -19,6 +19,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 from fleet_rebalance.assignors.java import java_abs, string_hash
@@ -31,10 +32,10 @@ from fleet_rebalance.generate.coordinator_lines import (
     housekeeping,
 )
 from fleet_rebalance.generate.partitioner import partition_for
+from fleet_rebalance.generate.replicas import assign_replicas_to_brokers
 from fleet_rebalance.generate.share_streams import write_share_streams
-from fleet_rebalance.replicas import assign_replicas_to_brokers
 
-VERSIONS = ("3.6", "3.9", "4.1")
+VERSIONS: tuple[render.KafkaVersion, ...] = ("3.6", "3.9", "4.1")
 # A group's profile is PROFILES[its index % 10]; the sample's 8 groups per cluster take
 # the first eight. What each shows (causes as rebalance_causes names them):
 # - stable: nothing but its initial join;
@@ -171,7 +172,7 @@ class Group:
 @dataclass
 class Cluster:
     name: str
-    version: str
+    version: render.KafkaVersion
     brokers: dict[int, str]
     topics: dict[str, int]
     topic_ids: dict[str, str]
@@ -179,6 +180,20 @@ class Cluster:
     end_offsets: dict[TopicPartition, float] = field(default_factory=dict)
     groups: list[Group] = field(default_factory=list)
     log_lines: dict[tuple[int, str], list[str]] = field(default_factory=dict)
+
+
+class TruthRecord(TypedDict):
+    """One line of the ground truth file (truth_path): a Rebalance as JSON."""
+
+    cluster: str
+    group_id: str
+    generation: int
+    started_at: str  # ISO-8601 UTC, milliseconds
+    ended_at: str
+    members: list[str]
+    cause: str
+    follow_up: bool
+    logged: bool  # whether the coordinator's log lines of it were written
 
 
 @dataclass(frozen=True)
@@ -197,7 +212,7 @@ class Rebalance:
     # part of the rebalance before it, not one of its own.
     follow_up: bool = False
 
-    def as_json(self, logged: bool) -> dict:
+    def as_json(self, logged: bool) -> TruthRecord:
         return {
             "cluster": self.cluster,
             "group_id": self.group_id,
@@ -568,11 +583,11 @@ class Fleet:
                     )
                     self._rebalance(cluster, other, when, reason, "partitions_added")
         elif profile == "regex_new_topic" and step == 24:
-            new = f"{REGEX_PREFIX}mobile"
-            cluster.topics[new] = 6
-            cluster.topic_ids[new] = self._topic_id()
-            cluster.rates[new] = 40.0
-            group.topics.append(new)
+            matching = f"{REGEX_PREFIX}mobile"
+            cluster.topics[matching] = 6
+            cluster.topic_ids[matching] = self._topic_id()
+            cluster.rates[matching] = 40.0
+            group.topics.append(matching)
             reason = _pattern_rejoin(cluster.version, group)
             self._rebalance(cluster, group, when, reason, "subscription_changed")
         elif profile == "poison_pill" and step == 10 and group.members:
@@ -636,6 +651,8 @@ class Fleet:
         previous = [m for m in group.members.values() if m is not member]
         taken = {tp for m in previous for tp in m.owned}
         member.owned = [tp for tp in self._partitions_of(cluster, group.topics) if tp not in taken]
+        if member.instance_id is None:
+            raise ValueError(f"static rejoin of {member.member_id}: no group.instance.id")
         coordinator = self._coordinator(cluster, group)
         self._log(cluster, coordinator, coordinator.static_rejoin(at, member.instance_id, old))
 
@@ -676,7 +693,7 @@ class Fleet:
                 )
                 for m in group.members.values()
             ]
-            offsets = {
+            offsets: dict[tuple[str, int], tuple[int | None, int]] = {
                 (tp.topic, tp.partition): (
                     math.floor(v),
                     math.floor(cluster.end_offsets.get(tp, v)),
@@ -697,7 +714,7 @@ class Fleet:
             )
         return views
 
-    def topic_view(self, cluster: Cluster) -> dict:
+    def topic_view(self, cluster: Cluster) -> dict[str, render.TopicView]:
         topics = {}
         ids = sorted(cluster.brokers)
         for name, count in cluster.topics.items():
@@ -705,11 +722,11 @@ class Fleet:
                 ids, count, min(3, len(ids)), fixed_start_index=len(name) % len(ids)
             )
             isr = {p: list(r) for p, r in replicas.items()}
-            topics[name] = (cluster.topic_ids[name], replicas, isr)
+            topics[name] = render.TopicView(cluster.topic_ids[name], replicas, isr)
         return topics
 
 
-def _pattern_rejoin(version: str, group: Group) -> str:
+def _pattern_rejoin(version: render.KafkaVersion, group: Group) -> str:
     """The rejoin a pattern subscription's new topic starts, as each cluster's clients
     send it: 3.6's are pre-3.2 (no KIP-800 reason) and the leader notices first; 3.9's
     too, but a follower's metadata update comes first; 4.1's name the change (a KIP-848
@@ -803,7 +820,7 @@ def _hours(start: dt.datetime, end: dt.datetime) -> list[str]:
     return out
 
 
-def _housekeeping(version: str, broker: int, hour: str) -> list[str]:
+def _housekeeping(version: render.KafkaVersion, broker: int, hour: str) -> list[str]:
     start = dt.datetime.strptime(hour, "%Y-%m-%d-%H").replace(tzinfo=dt.UTC)
     return [
         housekeeping(version, broker, start + dt.timedelta(minutes=m, seconds=broker))

@@ -6,8 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 MISSING = "-"
+# The releases whose output is rendered: 3.6 (Scala tool), 3.9 (Java port), 4.1 (KIP-1099).
+KafkaVersion = Literal["3.6", "3.9", "4.1"]
 
 
 @dataclass
@@ -31,15 +34,24 @@ class GroupView:
     kip848: bool = False
 
 
+@dataclass(frozen=True)
+class TopicView:
+    """One topic as kafka-topics.sh --describe prints it."""
+
+    topic_id: str
+    replicas: dict[int, list[int]]  # partition -> replica brokers, the leader first
+    isr: dict[int, list[int]]  # partition -> in-sync replicas
+
+
 def _pad(value: str, width: int) -> str:
     return value.ljust(width)
 
 
-def offsets_view(groups: Iterable[GroupView], version: str) -> str:
+def offsets_view(groups: Iterable[GroupView], version: KafkaVersion) -> str:
     out: list[str] = []
     for g in sorted(groups, key=lambda g: g.group):
         owned = {tp: m for m in g.members for tp in m.partitions}
-        rows = []
+        rows: list[tuple[tuple[str, int], MemberView | None]] = []
         for m in sorted((m for m in g.members if m.partitions), key=lambda m: -len(m.partitions)):
             for tp in sorted(m.partitions, key=lambda tp: tp[1]):
                 rows.append((tp, m))
@@ -60,20 +72,22 @@ def offsets_view(groups: Iterable[GroupView], version: str) -> str:
             f"{_pad('CONSUMER-ID', cw)} {_pad('HOST', hw)} CLIENT-ID"
         )
         lines = [header]
-        for (topic, partition), m in rows:
+        for (topic, partition), owner in rows:
             current, end = g.offsets.get((topic, partition), (None, 0))
             lag = MISSING if current is None else str(end - current)
             lines.append(
                 f"{_pad(g.group, gw)} {_pad(topic, tw)} {_pad(str(partition), 10)} "
                 f"{_pad(MISSING if current is None else str(current), 15)} "
-                f"{_pad(str(end), 15)} {_pad(lag, 15)} {_pad(m.member_id if m else MISSING, cw)}"
-                f" {_pad(m.host if m else MISSING, hw)} {m.client_id if m else MISSING}"
+                f"{_pad(str(end), 15)} {_pad(lag, 15)} "
+                f"{_pad(owner.member_id if owner else MISSING, cw)}"
+                f" {_pad(owner.host if owner else MISSING, hw)} "
+                f"{owner.client_id if owner else MISSING}"
             )
         out.append(_block(lines, version))
     return "".join(out)
 
 
-def members_view(groups: Iterable[GroupView], version: str) -> str:
+def members_view(groups: Iterable[GroupView], version: KafkaVersion) -> str:
     out: list[str] = []
     for g in sorted(groups, key=lambda g: g.group):
         message = _message(g, version)
@@ -113,7 +127,7 @@ def members_view(groups: Iterable[GroupView], version: str) -> str:
 
 
 def _members_header(
-    g: GroupView, static: bool, version: str, gw: int, cw: int, iw: int, hw: int, lw: int
+    g: GroupView, static: bool, version: KafkaVersion, gw: int, cw: int, iw: int, hw: int, lw: int
 ) -> str:
     cols = [_pad("GROUP", gw), _pad("CONSUMER-ID", cw)]
     if static:
@@ -135,7 +149,7 @@ def _by_topic(partitions: list[tuple[str, int]]) -> dict[str, list[int]]:
     return grouped
 
 
-def _assignment_text(partitions: list[tuple[str, int]], version: str) -> str:
+def _assignment_text(partitions: list[tuple[str, int]], version: KafkaVersion) -> str:
     if not partitions:
         return MISSING
     by_topic = _by_topic(partitions)
@@ -154,7 +168,7 @@ def _kip1099(partitions: list[tuple[str, int]]) -> str:
     )
 
 
-def state_view(groups: Iterable[GroupView], version: str) -> str:
+def state_view(groups: Iterable[GroupView], version: KafkaVersion) -> str:
     out: list[str] = []
     for g in sorted(groups, key=lambda g: g.group):
         message = _message(g, version)
@@ -187,7 +201,7 @@ def state_view(groups: Iterable[GroupView], version: str) -> str:
     return "".join(out)
 
 
-def _message(g: GroupView, version: str) -> str:
+def _message(g: GroupView, version: KafkaVersion) -> str:
     if g.state == "Empty":
         return f"\nConsumer group '{g.group}' has no active members.\n"
     if g.state in ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"):
@@ -195,18 +209,17 @@ def _message(g: GroupView, version: str) -> str:
     return ""
 
 
-def _block(lines: list[str], version: str) -> str:
+def _block(lines: list[str], version: KafkaVersion) -> str:
     if version == "3.9":  # printf("\n" + fmt) per line: no newline after the last row
         return "".join("\n" + line for line in lines)
     return "\n" + "\n".join(lines) + "\n"
 
 
-def topics_view(
-    topics: dict[str, tuple[str, dict[int, list[int]], dict[int, list[int]]]], version: str
-) -> str:
-    """topics: name -> (topic id, {partition: replicas}, {partition: isr})."""
+def topics_view(topics: dict[str, TopicView], version: KafkaVersion) -> str:
+    """kafka-topics.sh --describe of `topics` (by name) as `version` prints it."""
     lines = []
-    for name, (topic_id, replicas, isr) in topics.items():
+    for name, topic in topics.items():
+        topic_id, replicas, isr = topic.topic_id, topic.replicas, topic.isr
         rf = len(replicas[0]) if replicas else 0
         lines.append(
             f"Topic: {name}\tTopicId: {topic_id}\tPartitionCount: {len(replicas)}\t"
@@ -233,7 +246,7 @@ JAVA = "org.apache.kafka.coordinator.group.GroupMetadataManager"
 
 
 def rebalance_lines(
-    version: str,
+    version: KafkaVersion,
     broker: int,
     offsets_partition: int,
     group: str,

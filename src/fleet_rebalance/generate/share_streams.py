@@ -1,6 +1,7 @@
 """A share group (KIP-932) and a streams group (KIP-1071) on every 4.1 + cluster of a
 generated fleet, written as `kafka-share-groups.sh` and `kafka-streams-groups.sh
---describe` views beside the consumer views of each capture.
+--describe` views beside the consumer views of each capture (members with `--verbose`,
+as the consumer members views are).
 
 A separate step with its own seeded random stream: it reads the fleet's capture times,
 cluster names, versions and brokers and changes nothing else, so every other file of a
@@ -13,6 +14,15 @@ What happens: the share group's three workers read every partition of their topi
 one joins in its place. The streams group's three members hold eight active tasks (two
 subtopologies over four partitions) and one standby replica of each; at 03:00 one
 restarts with a new member id and its tasks move.
+
+data/sample predates this step: its other files must stay as they are (regenerating them
+would change every number the tests assert), so the sample gets the two groups by adding
+only their files to its capture folders (generate/add_share_streams.py), as
+
+    PYTHONPATH=src python -m fleet_rebalance.generate.add_share_streams --into data/sample
+
+which refuses a root that is not the default fleet's (a capture folder it would write
+into is missing) and rewrites the same bytes when run again.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import base64
 import dataclasses
 import datetime as dt
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 SHARE_GROUP = "lab-share-workers"
@@ -64,6 +75,7 @@ class ShareStreams:
         self.cluster = cluster
         self.brokers = brokers
         self.workers = [self._worker(i) for i in range(3)]
+        self.epoch = len(self.workers)  # the share group's epoch: one bump per join or leave
         self.spare = self._worker(3)
         self.away: Member | None = None
         self.spso = [self.rng.randint(10_000, 90_000) for _ in range(PARTITIONS)]
@@ -87,15 +99,17 @@ class ShareStreams:
         hours = (at - start).total_seconds() / 3600
         if 5 <= hours < 7 and self.away is None and len(self.workers) == 3:
             self.away = self.workers.pop(1)
+            self.epoch += 1
         elif hours >= 7 and self.away is not None:
             self.workers.append(self.spare)
             self.away = None
+            self.epoch += 1
         if hours >= 5 and not self.restarted:
             self.streams[2] = self._streams_member(2)
             self.restarted = True
 
     def share_views(self, version: str) -> dict[str, str]:
-        """The share tool's offsets, members and state views."""
+        """The share tool's offsets, members (--verbose) and state views."""
         g = max(15, len(SHARE_GROUP))
         t = max(15, len(SHARE_TOPIC))
         lag = version != "4.1"
@@ -113,14 +127,19 @@ class ShareStreams:
         h = max(15, *(len(x.host) for x in members))
         c = max(15, *(len(x.client_id) for x in members))
         assignment = f"{SHARE_TOPIC}:" + ",".join(str(p) for p in range(PARTITIONS))
+        # --members --verbose, as the fleet's consumer members views are captured: its
+        # MEMBER-EPOCH column is what tells a share group's members from a consumer
+        # group's (the plain layout is both tools'). Every member is at the group's epoch.
         member_view = (
             f"\n{_pad('GROUP', g)} {_pad('CONSUMER-ID', m)} {_pad('HOST', h)} "
-            f"{_pad('CLIENT-ID', c)} {_pad('#PARTITIONS', 12)} ASSIGNMENT"
+            f"{_pad('CLIENT-ID', c)} {_pad('#PARTITIONS', 12)} {_pad('MEMBER-EPOCH', 13)} "
+            "ASSIGNMENT"
         )
         for x in members:
             member_view += (
                 f"\n{_pad(SHARE_GROUP, g)} {_pad(x.member_id, m)} {_pad(x.host, h)} "
-                f"{_pad(x.client_id, c)} {_pad(str(PARTITIONS), 12)} {assignment}"
+                f"{_pad(x.client_id, c)} {_pad(str(PARTITIONS), 12)} "
+                f"{_pad(str(self.epoch), 13)} {assignment}"
             )
         broker = self.brokers[len(SHARE_GROUP) % len(self.brokers)]
         coordinator = f"kafka-{broker}.{self.cluster}.example.net:9092  ({broker})"
@@ -204,7 +223,7 @@ def _kind(name: str, tasks: list[tuple[str, int]]) -> str:
 def write_share_streams(
     seed: int,
     start: dt.datetime,
-    captures: list[tuple[dt.datetime, str, str, list[int]]],
+    captures: Sequence[tuple[dt.datetime, str, str, list[int]]],
     out: Path,
 ) -> int:
     """Write the share and streams views of every capture (time, cluster, version,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 OK = "OK"
 SEVERITY = {"ERR": 3, "WARN": 2}
@@ -46,7 +46,8 @@ def hms(seconds: float | None) -> str:
     return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
-def present(value: Any) -> bool:
+def present(value: Any) -> TypeGuard[float]:
+    """A number: not null, and not NaN (pandas hands a missing number over as either)."""
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
@@ -65,7 +66,7 @@ def _named(value: Any) -> list[str]:
 
 def ownership_reasons(row: Mapping[str, Any]) -> list[str]:
     """`2 partitions owned by more than one member at once (orders-3, orders-7)`,
-    `3 partitions with no owner and growing lag (...)` (metrics/ownership.py)."""
+    `3 partitions with no owner and growing lag (...)` (metrics/ownership_rules.py)."""
     reasons = []
     for column, what in (
         (DOUBLE_OWNED_COLUMN, "owned by more than one member at once"),

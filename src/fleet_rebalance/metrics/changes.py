@@ -32,7 +32,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 KEEP, ASSIGNOR, MIGRATION, STATIC = "keep", "assignor", "protocol_migration", "static_membership"
 CONFIG, CRASH, STUCK = "consumer_config", "fix_crash_loop", "stuck_partition"
@@ -179,7 +179,7 @@ def _thresholds(limits: Limits, factor: float) -> str:
 
 
 def _recommended(recommended: Mapping[str, Any], limits: Limits) -> list[Candidate]:
-    row = {
+    row: dict[str, Any] = {
         k: (v if _number(v) or not isinstance(v, float) else None) for k, v in recommended.items()
     }
     kind = row.get("change_kind")
@@ -356,7 +356,7 @@ def _saving(
     )
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 

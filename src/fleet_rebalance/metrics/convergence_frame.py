@@ -1,5 +1,5 @@
 """KIP-848 convergence per group and date, for group_health: the Spark side of
-metrics/convergence.py.
+metrics/convergence_rules.py.
 
 The date's bronze members (their member_epoch / target_epoch per capture) and the
 coordinator's `epoch_bumped` events go to one pandas call per group, which applies
@@ -25,7 +25,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from fleet_rebalance.metrics.convergence import (
+from fleet_rebalance.metrics.convergence_rules import (
     Capture,
     MemberEpoch,
     convergences,

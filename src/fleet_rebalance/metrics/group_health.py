@@ -10,7 +10,7 @@ declared assignor's replay of every generation), so the two tables agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pandas as pd
 import pyspark.sql.functions as F
@@ -23,7 +23,7 @@ from fleet_rebalance.metrics.attention import (
     Limits,
     attention,
 )
-from fleet_rebalance.metrics.ownership import DOUBLE, ORPHANED
+from fleet_rebalance.metrics.ownership_rules import DOUBLE, ORPHANED
 
 KEYS = ["cluster", "group_id", "date"]
 CONVERGENCE_COLUMNS = (  # convergence_frame's, null without its table
@@ -110,6 +110,11 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
     joined = groups.distinct()
     for part in parts:
         joined = joined.join(part, KEYS, "left")
+    if "protocols" in tables:  # protocols.group_protocols': where no recommendation says
+        captured = tables["protocols"].select(*KEYS, F.col("protocol").alias("_captured"))
+        joined = joined.join(captured, KEYS, "left").withColumn(
+            "protocol", F.coalesce("protocol", "_captured")
+        )
     joined = joined.withColumn("rebalances", F.coalesce("rebalances", F.lit(0))).withColumn(
         "generations_logged", F.coalesce("generations_logged", F.lit(0))
     )
@@ -126,7 +131,7 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
         *findings,
     )
 
-    def rate(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def rate(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for frame in batches:
             verdicts = [attention(row, limits) for row in frame.to_dict("records")]
             frame["severity"] = [severity for severity, _ in verdicts]

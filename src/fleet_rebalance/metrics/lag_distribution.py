@@ -65,7 +65,7 @@ def percentiles(values: np.ndarray) -> list[float | None]:
     if not len(values):
         return [None] * len(PERCENTILES)
     ordered = np.sort(values.astype(np.float64))
-    result = []
+    result: list[float | None] = []
     for p in PERCENTILES:
         position = (len(ordered) - 1) * p
         lower, higher = math.floor(position), math.ceil(position)

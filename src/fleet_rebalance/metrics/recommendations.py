@@ -31,7 +31,7 @@ reason to change an assignor, let alone a protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pandas as pd
@@ -398,7 +398,7 @@ def final_changes(
     joined = recommended.join(events, GROUP, how="left").join(stalled, GROUP, how="left")
     columns = [f.name for f in schema.fields]
 
-    def decide(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def decide(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for frame in batches:
             rows = [_decided(row, limits) for row in frame.to_dict("records")]
             yield pd.DataFrame(rows, columns=columns)

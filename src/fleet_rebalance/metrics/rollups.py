@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, GroupedData
 
 KEY = ["cluster", "group_id", "date", "assignor"]
 
 
-def _by_assignor(replay_metrics: DataFrame) -> DataFrame:
+def _by_assignor(replay_metrics: DataFrame) -> GroupedData:
     return replay_metrics.withColumn("date", F.col("event_date")).groupBy(*KEY)
 
 

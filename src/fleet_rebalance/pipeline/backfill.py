@@ -2,17 +2,14 @@
 SparkSession.
 
 Each date runs as a single-date run does (nightly.run_steps), with the session's run
-date set to it, so every commit names its date. A date whose pipeline_runs rows say every
-requested step ran on the inputs it would run on now, with this code, is skipped
-(runs.py, run_inputs.py); for ingest that means hashing the date's raw files again. A
-failing date stops the run with one line naming it and its step: the dates before it
-are done, so the same command run again skips them and resumes from it.
+date set to it, so every commit names its date. A failing date stops the run with one
+line naming it and its step: the dates before it are done, so the same command run again
+recomputes them, commits nothing where their rows come out the same
+(storage/unchanged.py), and goes on from it.
 
 Progress goes to the log at INFO, one line per date:
     date 12/90 2026-09-12 done in 41 s, eta 52 min
-    date 3/90 2026-09-03 complete for the same inputs, skipped
-The eta is the mean time of the dates run so far (skipped ones do not count) times the
-dates left.
+The eta is the mean time of the dates run so far times the dates left.
 """
 
 from __future__ import annotations
@@ -26,15 +23,12 @@ from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
-from fleet_rebalance.capture import store
-from fleet_rebalance.cli import DateSpan, JobFailed, error_text
 from fleet_rebalance.config import Config
-from fleet_rebalance.date_span import SpanDates, bronze_span, capture_span
-from fleet_rebalance.filesystems import location
-from fleet_rebalance.pipeline import run_inputs, runs
-from fleet_rebalance.pipeline.ingest_files import select
-from fleet_rebalance.pipeline.nightly import STEPS, Step, StepFailed, report, run_steps
-from fleet_rebalance.storage.engine import RUN_DATE_KEY
+from fleet_rebalance.date_span import DateSpan, SpanDates, bronze_span, capture_span
+from fleet_rebalance.errors import JobFailed, error_text
+from fleet_rebalance.pipeline.nightly import INGEST, STEPS, Step, StepFailed, report, run_steps
+from fleet_rebalance.storage.context import bind_engine, session_engine
+from fleet_rebalance.storage.engines import rebind
 from fleet_rebalance.storage.errors import StorageError
 from fleet_rebalance.storage.warehouse import Warehouse
 
@@ -68,25 +62,22 @@ def run_span(
     config: Config,
     span: DateSpan,
     steps: Sequence[Step],
-    *,
-    assignors: Sequence[str] | None = None,
 ) -> None:
     """A job's backfill: its steps over the capture dates of `span` when it ingests,
     else over the dates bronze holds."""
-    if runs.INGEST in [name for name, _ in steps]:
+    if INGEST in [name for name, _ in steps]:
         dates = capture_dates(config, span)
     else:
         dates = bronze_dates(spark, config, span)
-    run(spark, config, dates, steps, assignors=assignors)
+    run(spark, config, dates, steps)
 
 
 def nightly_span(spark: SparkSession, config: Config, span: DateSpan) -> list[str]:
     """The nightly's backfill: each date run gets its report, as a single run does; the
-    summary lines are the last date's (its report written again when it was skipped)."""
+    summary lines are the last date's."""
     dates = capture_dates(config, span)
     reports = run(spark, config, dates, STEPS, after=partial(report, spark, config))
-    last = dates[-1]
-    return reports.get(last) or report(spark, config, last)
+    return reports[dates[-1]] or []  # every date runs, and gets its report
 
 
 def run(
@@ -95,35 +86,27 @@ def run(
     dates: Sequence[dt.date],
     steps: Sequence[Step],
     *,
-    assignors: Sequence[str] | None = None,
     after: Callable[[dt.date], T] | None = None,
 ) -> dict[dt.date, T | None]:
-    """`steps` for each of `dates` in order, skipping the dates complete for the same
-    inputs; `after(date)` (the nightly's report) once a date's steps are done. Returns
-    after's result for each date run. A failure raises StepFailed naming the date."""
-    names = [name for name, _ in steps]
-    warehouse = Warehouse(spark, config.warehouse)
-    checks = _Completeness(config, warehouse, dates, names, runs.assignor_names(assignors))
-    before = spark.conf.get(RUN_DATE_KEY, "")
+    """`steps` for each of `dates` in order; `after(date)` (the nightly's report) once a
+    date's steps are done. Returns after's result for each date. A failure raises
+    StepFailed naming the date."""
+    before = session_engine(spark)
     results: dict[dt.date, T | None] = {}
     durations: list[float] = []
     try:
         for number, day in enumerate(dates, start=1):
-            if checks.complete(day):
-                log.info("%s", skipped_line(number, len(dates), day))
-                continue
-            spark.conf.set(RUN_DATE_KEY, day.isoformat())
+            rebind(spark, run_date=day.isoformat())
             started = time.monotonic()
             try:
-                run_steps(spark, config, day, steps, assignors=assignors)
+                run_steps(spark, config, day, steps)
                 results[day] = after(day) if after else None
             except Exception as exc:
                 raise _date_failed(exc, number, len(dates), day) from exc
             durations.append(time.monotonic() - started)
-            checks.ran(day)
             log.info("%s", done_line(number, len(dates), day, durations))
     finally:
-        spark.conf.set(RUN_DATE_KEY, before)
+        bind_engine(spark, before)
     return results
 
 
@@ -136,10 +119,6 @@ def done_line(number: int, total: int, day: dt.date, durations: Sequence[float])
     if left:
         line += f", eta {duration_text(sum(durations) / len(durations) * left)}"
     return line
-
-
-def skipped_line(number: int, total: int, day: dt.date) -> str:
-    return f"date {number}/{total} {day} complete for the same inputs, skipped"
 
 
 def duration_text(seconds: float) -> str:
@@ -175,68 +154,3 @@ def _logged(found: SpanDates, what: str) -> list[dt.date]:
         log.warning("%s", gaps)
     log.info("backfill of %d date(s), %s to %s", len(found.dates), found.dates[0], found.dates[-1])
     return found.dates
-
-
-class _Completeness:
-    """Whether a date's requested steps all ran on the inputs they would run on now.
-
-    The records of every date, and the ingest digests of every date and the day before
-    it, are read once; those of a date an ingest ran are read again when the next date
-    is checked. For ingest, raw_root is listed once and the date's files hashed."""
-
-    def __init__(
-        self,
-        config: Config,
-        warehouse: Warehouse,
-        dates: Sequence[dt.date],
-        steps: list[str],
-        assignors: list[str],
-    ) -> None:
-        self.config, self.warehouse = config, warehouse
-        self.steps, self.assignors = steps, assignors
-        self.records = runs.recorded(warehouse, dates)
-        needed = {d for day in dates for d in (day, day - dt.timedelta(days=1))}
-        self.files = runs.files_digests(warehouse, needed) if self.records else {}
-        self.stale: set[dt.date] = set()
-        self.raw_root = location(config.raw_root, config.storage.options)
-        self.raw_files: list[store.RawFile] | None = None
-
-    def complete(self, day: dt.date) -> bool:
-        if any((day, step) not in self.records for step in self.steps):
-            return False  # never run (or not by this version of the pipeline): no hashing
-        stale = {day, day - dt.timedelta(days=1)} & self.stale
-        if stale:
-            self.files.update(runs.files_digests(self.warehouse, stale))
-            self.stale -= stale
-        ingest_now = None
-        if runs.INGEST in self.steps:
-            ingest_now = self._raw_digest(day)
-            if ingest_now != self.files[day]:
-                return False  # not what ingested_files holds (or a file cannot be read)
-        expected = runs.expected(
-            self.steps,
-            day,
-            self.files,
-            self.records.get((day, runs.REPLAY)),
-            self.config,
-            self.assignors,
-            ingest_files=ingest_now,
-        )
-        return runs.complete(self.steps, day, expected, self.records)
-
-    def ran(self, day: dt.date) -> None:
-        if runs.INGEST in self.steps:
-            self.stale.add(day)  # its ingested_files rows may have changed
-
-    def _raw_digest(self, day: dt.date) -> str | None:
-        """The ingest digest of the date's raw files as they are now; None when one
-        cannot be read."""
-        pattern = self.config.capture.path_pattern
-        if self.raw_files is None:
-            self.raw_files = store.survey(self.raw_root, pattern)
-        self.raw_files = store.with_log_kinds(self.raw_root, self.raw_files, day)
-        try:
-            entries = run_inputs.raw_entries(self.raw_root, select(self.raw_files, day), pattern)
-        except store.UnreadableFile:
-            return None
-        return run_inputs.files_digest(entries)

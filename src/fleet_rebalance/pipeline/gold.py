@@ -202,7 +202,7 @@ TABLES: dict[str, StructType] = {
         ("attention", ArrayType(S)),
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("messages_delayed", L),
-        # KIP-848 convergence (metrics/convergence.py), null for a group no capture
+        # KIP-848 convergence (metrics/convergence_rules.py), null for a group no capture
         # shows an epoch of.
         ("epoch_bumps", INT),
         ("epochs_converged", INT),

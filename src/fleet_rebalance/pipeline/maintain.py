@@ -1,11 +1,10 @@
 """maintain: every Delta table in the warehouse compacted, vacuumed past the retention
-and checkpointed (storage/maintenance.py), a line per table on stdout.
+and checkpointed (the storage engine's optimize.py), a line per table on stdout.
 
 The retention is checked first against the longest run the warehouse records: a run
 still going when VACUUM runs must find the version it started from, and its files not
 yet committed (as old as the run) must not be taken for a dead run's. A run's length is
-its last commit's time minus its first, over every table's log, or finished_at minus
-started_at in pipeline_runs, whichever is longer.
+its last commit's time minus its first, over every table's log.
 """
 
 from __future__ import annotations
@@ -18,10 +17,9 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from fleet_rebalance.cli import UsageError
 from fleet_rebalance.config import Config
-from fleet_rebalance.pipeline import runs
-from fleet_rebalance.storage.maintenance import Maintained, commits, delta_tables, maintain_table
+from fleet_rebalance.errors import UsageError
+from fleet_rebalance.storage.history import Maintained
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.maintain")
@@ -39,7 +37,7 @@ def run(spark: SparkSession, config: Config, retain_days: int) -> list[str]:
     """Maintains every table under the warehouse; returns the summary's lines. Raises
     UsageError when `retain_days` is shorter than the longest run."""
     warehouse = Warehouse(spark, config.warehouse)
-    names = delta_tables(warehouse.root)
+    names = warehouse.tables()
     if not names:
         log.warning("no Delta table under %s: nothing to maintain", config.warehouse)
         return [f"maintain {config.warehouse}: no Delta table"]
@@ -53,7 +51,7 @@ def run(spark: SparkSession, config: Config, retain_days: int) -> list[str]:
     ]
     done: list[Maintained] = []
     for name in names:
-        result = maintain_table(spark, warehouse.uri(name), retention)
+        result = warehouse.maintain(name, retention)
         line = f"{name}: {summary(result)}"
         log.info("table %s", line)
         lines.append(line)
@@ -63,37 +61,16 @@ def run(spark: SparkSession, config: Config, retain_days: int) -> list[str]:
 
 
 def longest_run(spark: SparkSession, warehouse: Warehouse, names: Sequence[str]) -> Run | None:
-    """The longest run the tables' logs and pipeline_runs record, or None."""
+    """The longest run the tables' logs record, or None."""
     spans: dict[str, tuple[dt.datetime, dt.datetime]] = {}
     for name in names:
-        for commit in commits(spark, warehouse.uri(name)):
+        for commit in warehouse.history(name):
             if not commit.run_id:
                 continue
             first, last = spans.get(commit.run_id, (commit.timestamp, commit.timestamp))
             spans[commit.run_id] = (min(first, commit.timestamp), max(last, commit.timestamp))
     found = [Run(run_id, last - first, "commits") for run_id, (first, last) in spans.items()]
-    if runs.TABLE in names:
-        found += _recorded_runs(warehouse)
     return max(found, key=lambda r: r.length, default=None)
-
-
-def _recorded_runs(warehouse: Warehouse) -> list[Run]:
-    """The longest run by pipeline_runs (its steps' start and finish times)."""
-    import pyspark.sql.functions as F
-
-    seconds = F.max("finished_at").cast("double") - F.min("started_at").cast("double")
-    row = (
-        warehouse.read(runs.TABLE)
-        .where(F.col("run_id").isNotNull())
-        .groupBy("run_id")
-        .agg(seconds.alias("seconds"))
-        .where(F.col("seconds").isNotNull())
-        .orderBy(F.desc("seconds"), "run_id")
-        .first()
-    )
-    if row is None:
-        return []
-    return [Run(row["run_id"], dt.timedelta(seconds=row["seconds"]), runs.TABLE)]
 
 
 def check_retention(retain_days: int, longest: Run | None) -> None:

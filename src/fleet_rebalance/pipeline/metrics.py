@@ -16,14 +16,15 @@ from pyspark.sql.types import StringType, StructField, StructType
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics import consumer_status as status
 from fleet_rebalance.metrics import lag_distribution as lags
-from fleet_rebalance.metrics import ownership, share_groups
+from fleet_rebalance.metrics import ownership_rules, share_groups
 from fleet_rebalance.metrics.attention import Limits as AttentionLimits
 from fleet_rebalance.metrics.changes import Limits
 from fleet_rebalance.metrics.convergence_frame import convergence_frame
 from fleet_rebalance.metrics.flapping import partition_flapping
 from fleet_rebalance.metrics.group_health import group_health
 from fleet_rebalance.metrics.migration_plan import migration_plan
-from fleet_rebalance.metrics.protocols import group_context
+from fleet_rebalance.metrics.offset_samples import offset_samples
+from fleet_rebalance.metrics.protocols import group_context, group_protocols
 from fleet_rebalance.metrics.rebalance_causes import rebalance_causes, rebalances
 from fleet_rebalance.metrics.recommendations import (
     declared_strategies,
@@ -32,8 +33,7 @@ from fleet_rebalance.metrics.recommendations import (
     stuck_partitions,
 )
 from fleet_rebalance.metrics.rollups import skew, stickiness
-from fleet_rebalance.metrics.samples import offset_samples
-from fleet_rebalance.metrics.static_membership import static_membership
+from fleet_rebalance.metrics.static_what_if import static_what_if
 from fleet_rebalance.metrics.streams_tasks import task_movements
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
@@ -134,7 +134,7 @@ def recommendations_frame(spark: SparkSession, config: Config, run_date: dt.date
         table("skew", "date", run_date),
         declared,
         group_context(states, table("members", "capture_date", run_date), logs),
-        static_what_if=static_membership(moved, replayed, declared),
+        static_what_if=static_what_if(moved, replayed, declared),
         static_session_timeout_s=m.static_session_timeout_s,
     )
     stuck = stuck_partitions(table("consumer_status", "date", run_date))
@@ -164,6 +164,11 @@ def health_frame(spark: SparkSession, config: Config, run_date: dt.date) -> Data
         read("members", "capture_date", run_date),
         read("coordinator_events", "log_date", run_date),  # it keys bumps by their log date
         m.reconcile_stuck_s,
+    )
+    # A group with no recommendation (share and streams groups are not replayed) still
+    # has the protocol its captures name.
+    tables["protocols"] = group_protocols(
+        read("group_states", "capture_date", run_date), read("members", "capture_date", run_date)
     )
     limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
     return group_health(tables, limits, gold.TABLES["group_health"])
@@ -257,7 +262,7 @@ def ownership_audit(
     """ownership_audit of run_date from the date's members and group_states and the
     offsets samples (offset_history's): one row per partition of a group capture that
     could show a finding, with what the capture says of the group, then
-    metrics/ownership.py's rules per group. Could show one: held by two members (only
+    metrics/ownership_rules.py's rules per group. Could show one: held by two members (only
     captures whose assignments hold some partition twice are exploded), or an offsets
     row with a committed offset, a lag and no CONSUMER-ID that no member holds. Share
     groups have neither (metrics/share_groups.py); a streams member's tasks are no
@@ -330,7 +335,7 @@ def ownership_audit(
     def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
         rows = table.to_pylist()
         key = {"cluster": rows[0]["cluster"], "group_id": rows[0]["group_id"], "date": run_date}
-        return pa.Table.from_pylist([key | r for r in ownership.audit(rows)], schema)
+        return pa.Table.from_pylist([key | r for r in ownership_rules.audit(rows)], schema)
 
     columns = candidates.columns
     schema = gold.TABLES["ownership_audit"]

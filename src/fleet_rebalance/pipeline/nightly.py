@@ -1,8 +1,7 @@
 """Nightly: ingest -> replay -> metrics for one date in one SparkSession, then the
 terminal summary and the HTML report. Every step replaces the date's partitions, so a
-re-run (or an Airflow retry) gives the same tables; once the steps are done, the date's
-pipeline_runs rows record what each ran on (runs.py), which is how a backfill knows a
-date is complete."""
+re-run (or an Airflow retry) gives the same tables, and commits nothing where a
+table's rows for the date come out as they are (storage/unchanged.py)."""
 
 from __future__ import annotations
 
@@ -13,22 +12,21 @@ from collections.abc import Callable, Sequence
 
 from pyspark.sql import SparkSession
 
-from fleet_rebalance.cli import error_text
 from fleet_rebalance.config import Config
-from fleet_rebalance.pipeline import ingest, metrics, replay, runs
+from fleet_rebalance.errors import error_text
+from fleet_rebalance.pipeline import ingest, metrics, replay
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.nightly")
 
 # A step: its name and its run(spark, config, run_date) -> rows written per table.
 Step = tuple[str, Callable[[SparkSession, Config, dt.date], dict[str, int]]]
+INGEST, REPLAY, METRICS = "ingest", "replay", "metrics"
 STEPS: tuple[Step, ...] = (
-    (runs.INGEST, ingest.run),
-    (runs.REPLAY, replay.run),
-    (runs.METRICS, metrics.run),
+    (INGEST, ingest.run),
+    (REPLAY, replay.run),
+    (METRICS, metrics.run),
 )
-# The `step` of a failure to record a date's run in pipeline_runs.
-RECORD_STEP = runs.TABLE
 
 
 class StepFailed(RuntimeError):
@@ -45,16 +43,12 @@ def run_steps(
     config: Config,
     run_date: dt.date,
     steps: Sequence[Step] = STEPS,
-    *,
-    assignors: Sequence[str] | None = None,
 ) -> dict[str, dict]:
-    """`steps` for run_date in order, then their pipeline_runs rows; rows written per
-    step. `assignors`: the ones the replay step runs (None: its default)."""
+    """`steps` for run_date in order; rows written per step."""
     done: dict[str, dict] = {}
-    times: dict[str, runs.Times] = {}
     for number, (name, step) in enumerate(steps, start=1):
         log.info("step %d/%d %s for %s: starting", number, len(steps), name, run_date)
-        started, started_at = time.monotonic(), _now()
+        started = time.monotonic()
         try:
             counts = step(spark, config, run_date)
         except Exception as exc:
@@ -71,54 +65,14 @@ def run_steps(
             counts,
         )
         done[name] = counts
-        times[name] = (started_at, _now())
-    record(spark, config, run_date, times, assignors)
     return done
 
 
-def run_step(
-    spark: SparkSession,
-    config: Config,
-    run_date: dt.date,
-    step: Step,
-    *,
-    assignors: Sequence[str] | None = None,
-) -> dict[str, int]:
+def run_step(spark: SparkSession, config: Config, run_date: dt.date, step: Step) -> dict[str, int]:
     """One step's job for one date: the step as it is (its failures its own, not a
-    StepFailed), then its pipeline_runs row."""
-    name, run = step
-    started_at = _now()
-    counts = run(spark, config, run_date)
-    record(spark, config, run_date, {name: (started_at, _now())}, assignors)
-    return counts
-
-
-def record(
-    spark: SparkSession,
-    config: Config,
-    run_date: dt.date,
-    times: dict[str, runs.Times],
-    assignors: Sequence[str] | None = None,
-) -> None:
-    """The date's pipeline_runs rows of the steps in `times`; a failure names the table."""
-    started = time.monotonic()
-    try:
-        written = runs.record(spark, config, run_date, times, runs.assignor_names(assignors))
-    except Exception as exc:
-        why = error_text(exc)
-        raise StepFailed(
-            f"recording the run of {run_date} in {runs.TABLE} failed: {why}",
-            step=RECORD_STEP,
-            reason=why,
-        ) from exc
-    log.info(
-        "%s of %s %s %s in %.1fs",
-        ", ".join(times),
-        run_date,
-        "recorded in" if written else "already as recorded in",
-        runs.TABLE,
-        time.monotonic() - started,
-    )
+    StepFailed)."""
+    _, run = step
+    return run(spark, config, run_date)
 
 
 def report(spark: SparkSession, config: Config, run_date: dt.date) -> list[str]:
@@ -130,7 +84,3 @@ def report(spark: SparkSession, config: Config, run_date: dt.date) -> list[str]:
     facts = gather(spark, config, run_date)
     path = write_report(facts, Warehouse(spark, config.warehouse).root)
     return [*summary_lines(facts), f"report: {path}"]
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)

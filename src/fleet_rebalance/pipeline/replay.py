@@ -36,7 +36,7 @@ from fleet_rebalance.pipeline import bronze, silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.gaps import lost_groups
-from fleet_rebalance.replay.group import LOG, TopicHistory
+from fleet_rebalance.replay.group import LOG, OWN_ASSIGNMENT, TopicHistory
 from fleet_rebalance.replay.history import Coverage, Settings
 from fleet_rebalance.storage.warehouse import Warehouse
 
@@ -288,10 +288,30 @@ def capture_rows(
         F.transform("assignment", lambda tp: tp["topic"]).alias("assigned_topics"),
         F.transform("assignment", lambda tp: tp["partition"]).alias("assigned_partitions"),
     )
-    return (
+    rows = (
         members.join(_states(spark, config, days), on=KEY, how="full")
         .where(F.col("consumer_id").isNotNull() | (F.col("state") == "Empty"))
         .join(keys, on=KEY, how="left_semi")
+    )
+    return _typed_by_states(rows, _table(spark, config, "group_states", days))
+
+
+def _typed_by_states(rows: DataFrame, states: DataFrame) -> DataFrame:
+    """A share or streams group's members rows do not always say so (the plain 4.1
+    share members view has the consumer view's columns); its `--state` view or a
+    `kafka-groups.sh --list` row of the replayed days does, and that keeps every
+    consumer assignor off it."""
+    if "group_type" not in states.columns:
+        return rows
+    own = (
+        states.where(F.col("group_type").isin(*OWN_ASSIGNMENT))
+        .groupBy("cluster", "group_id")
+        .agg(F.first("group_type").alias("_listed_type"))
+    )
+    return (
+        rows.join(own, on=["cluster", "group_id"], how="left")
+        .withColumn("group_type", F.coalesce("group_type", "_listed_type"))
+        .drop("_listed_type")
     )
 
 

@@ -5,8 +5,8 @@ silver tables; each gets `event_date` (the replayed date) as its partition colum
 `rebalance_events.previous_capture_at` (not in DESIGN.md) is the previous usable capture
 the event's change is measured against (null for `initial`): the rebalance happened
 between it and `event_at`, which is where the coordinator log is searched for it
-(metrics/event_matching.py). `replay_metrics.paused_partition_seconds` is
-paused_partitions x the matched generation's duration (metrics/rebalance_causes.py).
+(replay/history.py). `replay_metrics.paused_partition_seconds` is paused_partitions x
+the matched generation's duration (replay/generations.py).
 """
 
 from __future__ import annotations

@@ -15,19 +15,18 @@ from typing import TextIO
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from fleet_rebalance.cli import SQL_FORMATS, JobFailed
 from fleet_rebalance.config import Config, one_line
-from fleet_rebalance.pipeline import bronze, gold, runs, silver
-from fleet_rebalance.sql_output import print_rows
-from fleet_rebalance.sql_statements import Statement
+from fleet_rebalance.errors import JobFailed
+from fleet_rebalance.pipeline import bronze, gold, silver
+from fleet_rebalance.sql.output import print_rows
+from fleet_rebalance.sql.statements import Statement
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.sql")
-FORMATS = SQL_FORMATS
 
 
 def register_views(spark: SparkSession, config: Config) -> list[str]:
-    names = [*bronze.TABLES, *silver.TABLES, *gold.TABLES, runs.TABLE]
+    names = [*bronze.TABLES, *silver.TABLES, *gold.TABLES]
     registered = []
     warehouse = Warehouse(spark, config.warehouse)
     for name in names:

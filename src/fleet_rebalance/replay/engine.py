@@ -25,6 +25,7 @@ from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 from fleet_rebalance.assignors.registry import available_assignors
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.metrics import differing_partitions, event_metrics
+from fleet_rebalance.replay.snapshots import Snapshot
 
 OBSERVED = "observed"
 
@@ -65,7 +66,7 @@ def replay_events(
     first = True
     for event in events:
         if first and event.previous is not None:
-            yield from _seed(event, states, loaded, inputs)
+            yield from _seed(event, event.previous, states, loaded, inputs)
             baseline = event.previous.members
             if all(m.assignment is not None for m in baseline):
                 shadow.assignment = {m.key: list(m.assignment or ()) for m in baseline}
@@ -174,11 +175,13 @@ def _expected(event: RebalanceEvent, shadow: _State, members, counts, inputs: _I
         return None
 
 
-def _seed(event: RebalanceEvent, states, loaded, inputs: _Inputs) -> Iterator[ReplayRow]:
-    """State before a day that starts from the previous date's baseline capture: what
-    was observed there, and what each assignor gives that group from scratch (the best
-    estimate of its own state without the earlier history). No metrics rows."""
-    previous = event.previous
+def _seed(
+    event: RebalanceEvent, previous: Snapshot, states, loaded, inputs: _Inputs
+) -> Iterator[ReplayRow]:
+    """State before a day that starts from the previous date's baseline capture
+    (`previous`, the first event's): what was observed there, and what each assignor
+    gives that group from scratch (the best estimate of its own state without the
+    earlier history). No metrics rows."""
     members = {m.key: m for m in previous.members}
     counts = previous.subscribed_counts()
     for name, state in states.items():

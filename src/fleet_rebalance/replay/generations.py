@@ -21,7 +21,7 @@ Stable (`Updating metadata for member $m during Stable`, `Leader $m re-joining g
 during Stable`) within FOLLOW_UP_WINDOW of the generation before it stabilizing (the
 lab's librdkafka group: 157 ms).
 
-A generation's cause is its start reason's (causes.reason_cause); a client reason on the
+A generation's cause is its start reason's (log_causes.reason_cause); a client reason on the
 leave line of a member the reason names refines it (the new coordinator's LeaveGroup
 reason carries none). Without a reason that says anything (KIP-848, 2.0 and before) the
 member lines decide, the most telling first (CAUSE_ORDER). Its evidence is the line
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from fleet_rebalance.replay.causes import CLIENT_REASON, Reading, member_cause, reason_cause
+from fleet_rebalance.replay.log_causes import CLIENT_REASON, Reading, member_cause, reason_cause
 
 MEMBER_LEAD = dt.timedelta(seconds=10)
 STARTS = ("prepare_rebalance", "epoch_bumped")

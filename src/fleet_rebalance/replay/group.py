@@ -48,7 +48,6 @@ from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 LOG = "log"  # captures-side `_kind` of a coordinator log line
-LOG_COLUMNS = ("captured_at", "event", "generation", "member_id", "reason", "line")
 OWN_ASSIGNMENT = ("share", "streams")  # group types no consumer assignor replays
 
 
@@ -306,7 +305,8 @@ def _member(
     return MemberSnapshot(
         consumer_id,
         _text(instance_id),
-        None if subscription is None else tuple(subscription),
+        # Null (its offsets capture failed) until fill_unknown_subscriptions fills it in.
+        None if subscription is None else tuple(subscription),  # type: ignore[arg-type]
         assignment,
         _text(client_id),
         _text(host),

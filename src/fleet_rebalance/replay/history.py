@@ -206,9 +206,7 @@ def _placements(
         shown = [
             g
             for g in late
-            if (g.added or g.removed & had)
-            and g.added <= listed
-            and not g.removed & listed
+            if (g.added or g.removed & had) and g.added <= listed and not g.removed & listed
         ]
         if shown:
             last = shown[-1].ended
@@ -252,9 +250,7 @@ def _period(
     generations = [
         g
         for g in day.generations
-        if opens < day.placed_at(g) <= closes
-        and coverage.logged(g.at)
-        and coverage.logged(g.ended)
+        if opens < day.placed_at(g) <= closes and coverage.logged(g.at) and coverage.logged(g.ended)
     ]
     changed_since = max(current.follows or opens, opens)
     visible = classify(previous, current)
@@ -351,7 +347,7 @@ def _logged(
     pending = day.changes[first:last]
     topics = previous
     before = previous
-    events = []
+    events: list[RebalanceEvent] = []
     for index, gen in enumerate(generations):
         last = confirmed and index == len(generations) - 1
         old = dict(state)
@@ -419,9 +415,9 @@ def _apply(state: dict[str, MemberSnapshot], change: Change, topics: Snapshot, d
             state[key] = replace(state[key], member_id=change.member_id)
         return
     if change.action == "remove":
-        key = _key_of(state, change.member_id)
-        if key is not None:
-            del state[key]
+        named = _key_of(state, change.member_id)
+        if named is not None:
+            del state[named]
         return
     if any(m.member_id == change.member_id for m in state.values()):
         return

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_rebalance.replay.causes import member_cause
 from fleet_rebalance.replay.generations import Generation
+from fleet_rebalance.replay.log_causes import member_cause
 
 ADDS = ("member_joined", "static_member_joined")
 REMOVES = ("member_left", "member_failed", "member_fenced")
@@ -92,5 +92,5 @@ def _removes(event: str, reason: str | None) -> bool:
     if event == "member_left":
         return reason != "temporarily"
     if event == "member_fenced":
-        return bool(reason) and " " in reason and "instance id is" not in reason
+        return reason is not None and " " in reason and "instance id is" not in reason
     return True

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fleet_rebalance.metrics.attention import present
 from fleet_rebalance.metrics.changes import CONFIG, CRASH, STUCK
 from fleet_rebalance.metrics.recommendation_text import ASSIGNOR, KEEP, MIGRATION, STATIC
-from fleet_rebalance.report.facts import DayFacts
+from fleet_rebalance.report.facts import AttentionRow, DayFacts, GroupRow, SavingRow
 
 KIND_ORDER = (STUCK, CRASH, CONFIG, STATIC, ASSIGNOR, MIGRATION, KEEP)
 # Paused partition-time is partitions x wall-clock seconds: written in partition-seconds
@@ -25,7 +25,7 @@ class Change:
     reason: str
 
 
-def group_name(row) -> str:
+def group_name(row: GroupRow) -> str:
     return f"{row.cluster}/{row.group_id}"
 
 
@@ -79,7 +79,7 @@ def change_rows(f: DayFacts) -> list[Change]:
     ]
 
 
-def change_text(r) -> str:
+def change_text(r: SavingRow) -> str:
     """`range -> cooperative-sticky`, `migrate to the consumer protocol (uniform)`,
     `static membership (group.instance.id)`, `consumer settings`, ..."""
     kind = r.change_kind
@@ -98,7 +98,7 @@ def change_text(r) -> str:
     return f"{r.declared_assignor or 'current assignor'} -> {r.recommended_assignor}"
 
 
-def saving(r, short: bool = False) -> str:
+def saving(r: SavingRow, short: bool = False) -> str:
     """`4 of 9 rebalances, 120 paused partitions, 520.3 partition-s`: what it saves, unknown
     and zero parts left out (`short`: the paused partitions only where no partition-time
     is known); a change that saves no pause is made for balance or lag skew, which its
@@ -129,7 +129,7 @@ def partition_seconds(value: float | None) -> str:
     return f"{value:,.1f} {PARTITION_SECONDS}" if present(value) else "n/a"
 
 
-def status_text(r) -> str:
+def status_text(r: AttentionRow) -> str:
     last = r.last_status if isinstance(r.last_status, str) else "not rated"
     worst = r.worst_status if isinstance(r.worst_status, str) else None
     return last if worst in (None, last) else f"{last} (worst {worst})"

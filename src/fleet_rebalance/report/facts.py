@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import pandas as pd
 import pyspark.sql.functions as F
@@ -62,6 +63,55 @@ CHANGE_COLUMNS = (
     "paused_partition_seconds_saved",
     "change_reason",
 )
+
+# A cell of the frames below: None or NaN where the table holds null (check it with
+# metrics.attention.present), else the column's value (a list column arrives as an array).
+Cell = Any
+
+
+class GroupRow(Protocol):
+    """A DataFrame.itertuples() row of a frame keyed by group."""
+
+    cluster: str
+    group_id: str
+
+
+class SavingRow(GroupRow, Protocol):
+    """The columns ATTENTION_COLUMNS and CHANGE_COLUMNS share: what a change saves."""
+
+    change_kind: Cell
+    declared_assignor: Cell
+    recommended_assignor: Cell
+    rebalances: Cell
+    rebalances_saved: Cell
+    paused_partitions_saved: Cell
+    paused_partition_seconds_saved: Cell
+
+
+class AttentionRow(SavingRow, Protocol):
+    """A row of DayFacts.attention and DayFacts.listed (ATTENTION_COLUMNS)."""
+
+    severity: Cell
+    attention: Cell  # the reasons, an array
+    last_status: Cell
+    worst_status: Cell
+    paused_partition_seconds: Cell
+    mean_lag_skew: Cell
+    max_count_spread: Cell
+    epoch_bumps: Cell
+    epochs_converged: Cell
+    convergence_max_seconds: Cell
+    convergence_median_seconds: Cell
+    members_stuck_reconciling: Cell
+    classic_members: Cell
+
+
+class ChangeRow(SavingRow, Protocol):
+    """A row of DayFacts.changes (CHANGE_COLUMNS)."""
+
+    protocol: Cell
+    prerequisites: Cell
+    change_reason: Cell
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pandas as pd
 from fleet_rebalance.metrics.attention import hms, present
 from fleet_rebalance.report import actions, svg
 from fleet_rebalance.report.details import GroupDetails
-from fleet_rebalance.report.facts import DayFacts
+from fleet_rebalance.report.facts import AttentionRow, Cell, DayFacts, GroupRow
 from fleet_rebalance.report.links import anchor
 from fleet_rebalance.report.page import Links, status_badge, table, timeline_marks
 from fleet_rebalance.report.svg import safe_text
@@ -30,11 +30,11 @@ def render(f: DayFacts, d: GroupDetails, links: Links) -> str:
     )
 
 
-def _mine(frame: pd.DataFrame, r) -> pd.DataFrame:
+def _mine(frame: pd.DataFrame, r: GroupRow) -> pd.DataFrame:
     return frame[(frame.cluster == r.cluster) & (frame.group_id == r.group_id)]
 
 
-def _section(f: DayFacts, d: GroupDetails, r) -> str:
+def _section(f: DayFacts, d: GroupDetails, r: AttentionRow) -> str:
     name = f"{r.cluster}/{r.group_id}"
     reasons = [] if r.attention is None else list(r.attention)
     why = "".join(f"<li>{safe_text(reason)}</li>" for reason in reasons)
@@ -53,7 +53,7 @@ def _section(f: DayFacts, d: GroupDetails, r) -> str:
     return "".join(parts)
 
 
-def _convergence(r) -> str:
+def _convergence(r: AttentionRow) -> str:
     """KIP-848: how fast the group reached each epoch's target (captures bound it from
     above), members stuck reconciling, classic members left in it."""
     bumps = getattr(r, "epoch_bumps", None)
@@ -72,14 +72,14 @@ def _convergence(r) -> str:
     return f"<p><b>KIP-848 convergence:</b> {safe_text(text)}.</p>"
 
 
-def _change(r) -> str:
+def _change(r: AttentionRow) -> str:
     text = actions.change_text(r)
     if text == "keep":
         return "<p><b>Change:</b> none recommended (keep).</p>"
     return f"<p><b>Change:</b> {safe_text(text)}; saves {safe_text(actions.saving(r))}.</p>"
 
 
-def _timeline(d: GroupDetails, r, name: str) -> str:
+def _timeline(d: GroupDetails, r: GroupRow, name: str) -> str:
     mine = _mine(d.timeline, r)
     marks = timeline_marks(mine).get((r.cluster, r.group_id), [])
     if not marks:
@@ -111,13 +111,13 @@ def _timeline(d: GroupDetails, r, name: str) -> str:
     return chart + listed + more
 
 
-def _comparison(d: GroupDetails, r) -> str:
+def _comparison(d: GroupDetails, r: GroupRow) -> str:
     mine = _mine(d.recommendations, r)
     if mine.empty:
         return "<p>No replay comparison for this group on this date (no recommendation row).</p>"
     c = next(mine.itertuples())
     declared = c.compared_with if isinstance(c.compared_with, str) else c.declared_assignor
-    metrics = (
+    metrics: tuple[tuple[str, str, svg.Unit], ...] = (
         ("paused partitions (sum)", "paused_partitions", "count"),
         ("max count spread", "max_count_spread", "count"),
         ("mean lag skew", "mean_lag_skew", "ratio"),
@@ -149,11 +149,11 @@ def _comparison(d: GroupDetails, r) -> str:
     )
 
 
-def _number(v) -> float | None:
+def _number(v: Cell) -> float | None:
     return float(v) if present(v) else None
 
 
-def _lag(d: GroupDetails, r) -> str:
+def _lag(d: GroupDetails, r: GroupRow) -> str:
     mine = _mine(d.lag, r)
     if mine.empty:
         return "<p>No lag rows for this group on this date.</p>"

@@ -4,7 +4,8 @@ listed groups' days, and what is new since last week."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -140,7 +141,10 @@ def _kind(kind: object) -> str:
     return kind if isinstance(kind, str) else "no row"
 
 
-def _items(title: str, frame: pd.DataFrame, total: int, links: Links, text) -> str:
+def _items(
+    title: str, frame: pd.DataFrame, total: int, links: Links, text: Callable[[Any], str]
+) -> str:
+    """A list of the frame's groups, each with `text` of its row (the frame's columns)."""
     entries = "".join(
         f"<li>{group_cell(links, r.cluster, r.group_id)}: {safe_text(text(r))}</li>"
         for r in frame.itertuples()

@@ -8,7 +8,7 @@ import pandas as pd
 
 from fleet_rebalance.filesystems import Location, write_bytes
 from fleet_rebalance.report import actions, group_sections, history_html, migration_html, svg
-from fleet_rebalance.report.facts import DayFacts
+from fleet_rebalance.report.facts import DayFacts, GroupRow
 from fleet_rebalance.report.page import Links, group_cell, status_badge, table, timeline_marks
 from fleet_rebalance.report.svg import safe_text
 
@@ -56,7 +56,7 @@ def _numbers(series: pd.Series) -> list[float | None]:
     return [None if pd.isna(v) else float(v) for v in series]
 
 
-def _group(row) -> str:
+def _group(row: GroupRow) -> str:
     return f"{row.cluster}/{row.group_id}"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fleet_rebalance.metrics.migration_rules import PREREQUISITES
+from fleet_rebalance.report.facts import Cell
 from fleet_rebalance.report.migration import MigrationFacts
 from fleet_rebalance.report.page import Links, group_cell, table
 from fleet_rebalance.report.svg import safe_text
@@ -60,7 +61,7 @@ def render(m: MigrationFacts, links: Links) -> str:
     return "".join(parts)
 
 
-def _saved(value: object, unit: str) -> str:
+def _saved(value: Cell, unit: str) -> str:
     if value is None or pd.isna(value):
         return "unknown"
-    return f"{float(value):,.0f} {unit}"  # type: ignore[arg-type]
+    return f"{float(value):,.0f} {unit}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleet_rebalance.metrics.attention import present
 from fleet_rebalance.report import actions
-from fleet_rebalance.report.facts import DayFacts
+from fleet_rebalance.report.facts import Cell, DayFacts
 from fleet_rebalance.report.svg import visible
 
 HEADER = ("group", "Burrow", "rebalances", "paused (partition-s)", "change", "saves")
@@ -38,7 +38,7 @@ def summary_lines(facts: DayFacts) -> list[str]:
     return [visible(line) for line in lines]
 
 
-def _seconds(value) -> str:
+def _seconds(value: Cell) -> str:
     return "n/a" if not present(value) else f"{value:,.1f}"
 
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
+from typing import Literal, TypeGuard
 
 from fleet_rebalance.metrics.attention import hms
 
 WIDTH, LINE = 440, 14
+# How a chart writes its values (fmt): a ratio with two decimals, a whole count, h:mm:ss
+# from seconds, a percentage from a 0..1 ratio, partition-seconds.
+Unit = Literal["ratio", "count", "duration", "percent", "partition-s"]
 LABEL = 0  # labels sit above their row, not in a column beside it
 COLOURS = ("#3b6ea8", "#e07b39", "#5a9e5a", "#b54a4a", "#8063a8")
 # Rebalance causes as rebalance_causes names them (DESIGN.md), each its own colour; a
@@ -151,11 +155,11 @@ def _ellipsized(text: str, width: int = WIDTH - 4) -> str:
     return text[:head] + "…" + text[len(text) - (most - 1 - head) :]
 
 
-def _present(v: float | None) -> bool:
+def _present(v: float | None) -> TypeGuard[float]:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
-def _scale(values: Sequence[float | None], log: bool, span: float):
+def _scale(values: Sequence[float | None], log: bool, span: float) -> Callable[[float], float]:
     present = [v for v in values if _present(v)]
     top = max(present, default=0.0) or 1.0
     if log:
@@ -174,7 +178,7 @@ def _log_top(top: float) -> float:
 DURATION_TICKS = (1, 10, 60, 600, 3600, 86400, 864000)
 
 
-def _log_ticks(values: Sequence[float | None], unit: str) -> list[float]:
+def _log_ticks(values: Sequence[float | None], unit: Unit) -> list[float]:
     present = [v for v in values if _present(v)]
     top = _log_top(max(present, default=1.0))
     if unit == "duration":
@@ -183,7 +187,7 @@ def _log_ticks(values: Sequence[float | None], unit: str) -> list[float]:
     return [10.0**k for k in range(0, round(math.log10(top)) + 1)]
 
 
-def _tick_text(v: float, unit: str) -> str:
+def _tick_text(v: float, unit: Unit) -> str:
     if unit == "duration":
         if v < 60:
             return f"{v:.0f} s"
@@ -199,7 +203,9 @@ def _tick_text(v: float, unit: str) -> str:
     return f"{v:.0f}"
 
 
-def _axis(top_y: float, bottom_y: float, x, ticks: Sequence[float], unit: str) -> str:
+def _axis(
+    top_y: float, bottom_y: float, x: Callable[[float], float], ticks: Sequence[float], unit: Unit
+) -> str:
     """Grid lines and labels of a log axis under the rows."""
     parts = []
     for t in ticks:
@@ -212,7 +218,7 @@ def _axis(top_y: float, bottom_y: float, x, ticks: Sequence[float], unit: str) -
     return '<g class="axis">' + "".join(parts) + "</g>"
 
 
-def fmt(v: float | None, unit: str = "ratio") -> str:
+def fmt(v: float | None, unit: Unit = "ratio") -> str:
     """A value as its unit reads: `count` a whole number, `duration` h:mm:ss (seconds in),
     `percent` (a 0..1 ratio in), `partition-s` partition-seconds, `ratio` two decimals."""
     if not _present(v):
@@ -253,7 +259,7 @@ def bars(
     labels: Sequence[str],
     series: dict[str, Sequence[float | None]],
     log: bool = False,
-    unit: str = "ratio",
+    unit: Unit = "ratio",
     links: Sequence[str | None] | None = None,
 ) -> str:
     """Grouped horizontal bars: one row per label (the label above, linked to the
@@ -265,7 +271,7 @@ def bars(
     widest = max((len(fmt(v, unit)) for v in values), default=3)
     span = WIDTH - 8 - widest * 6.0
     x = _scale(values, log, span)
-    y = _title_height(title) + 14
+    y: float = _title_height(title) + 14
     legend, y = _legend(y, [(_swatch(COLOURS[i % len(COLOURS)]), n) for i, n in enumerate(names)])
     body = [legend]
     top_y = y
@@ -330,11 +336,11 @@ def bands(
                 f'<line x1="{x(top):.1f}" x2="{x(top):.1f}" y1="{y - 3}" y2="{y + 15}" '
                 f'stroke="{MAX_TICK}" stroke-width="2"/>'
             )
-        values = " · ".join(
+        written = " · ".join(
             f"{name} {fmt(v, 'count')}"
             for name, v in (("p50", p50), ("p90", p90), ("p99", p99), ("max", top))
         )
-        body.append(f'<text x="0" y="{y + 25}" font-size="10">{values}</text>')
+        body.append(f'<text x="0" y="{y + 25}" font-size="10">{written}</text>')
         y += 34
     values = [v for r in rows for v in r]
     body.insert(1, _axis(top_y, y, x, _log_ticks(values, "count"), "count"))  # under the bands
@@ -356,7 +362,7 @@ def cause_colours(causes: Sequence[str]) -> dict[str, str]:
 def timeline(
     title: str,
     lanes: dict[str, list[tuple[dt.datetime, str, str]]],
-    links: Mapping[str, str] | None = None,
+    links: Mapping[str, str | None] | None = None,
     notes: Mapping[str, str] | None = None,
 ) -> str:
     """One lane per group (in the order given: the caller puts the busiest first), its
@@ -435,9 +441,9 @@ def sparkline(values: Sequence[float | None], width: int = 120, height: int = 26
             for x, y in run:
                 parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="1.8" fill="{COLOURS[0]}"/>')
             run = []
-    last = next((i for i in range(n - 1, -1, -1) if _present(values[i])), None)
+    last = next(((i, v) for i, v in reversed(list(enumerate(values))) if _present(v)), None)
     if last is not None:
-        x, y = xy(last, values[last])
+        x, y = xy(*last)
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{COLOURS[3]}"/>')
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="spark" width="{width}" '

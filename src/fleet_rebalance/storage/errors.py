@@ -27,6 +27,14 @@ class ReplaceWhereError(StorageError):
     """replace_where that does not name partitions, or rows outside it."""
 
 
+class EngineUnavailableError(RuntimeError):
+    """The configured engine cannot run in this Spark installation."""
+
+
+class NoEngineError(RuntimeError):
+    """A Spark session no storage engine was bound to (not built by build_session)."""
+
+
 __all__ = [
     "CommitConflictError",
     "ReplaceWhereError",

@@ -8,9 +8,19 @@ nobody, and a directory named `a b` or `%41` must stay itself.
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 from pyspark.sql import SparkSession
 
 from fleet_rebalance.filesystems import S3_SCHEMES, Location
+
+
+@overload
+def jvm_uri(spark: SparkSession, table_loc: Location, *, require: Literal[True] = True) -> str: ...
+
+
+@overload
+def jvm_uri(spark: SparkSession, table_loc: Location, *, require: bool) -> str | None: ...
 
 
 def jvm_uri(spark: SparkSession, table_loc: Location, *, require: bool = True) -> str | None:
@@ -31,6 +41,7 @@ def jvm_uri(spark: SparkSession, table_loc: Location, *, require: bool = True) -
 
 def jvm_has_filesystem(spark: SparkSession, scheme: str) -> bool:
     jvm = spark.sparkContext._jvm
+    assert jvm is not None, "a driver-side session has a JVM"
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     try:
         jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, conf)

@@ -13,8 +13,10 @@ from typing import Any
 from fleet_rebalance.storage.errors import (
     ReplaceWhereError,
     SchemaMismatchError,
+    StorageError,
     UnsupportedTableFeatureError,
 )
+from fleet_rebalance.storage.partitions import partition_strings
 
 # Reader features whose files Spark's plain Parquet reader would misread.
 UNSUPPORTED_READER_FEATURES = {
@@ -126,8 +128,6 @@ def normalise_replace_where(
     replace_where: Mapping[str, Any] | None, partition_by: Sequence[str], uri: str
 ) -> dict[str, list[str | None]] | None:
     """{"capture_date": "2026-11-20"} or a list of values -> Delta partition strings."""
-    from fleet_rebalance.storage.partitions import partition_strings
-
     if replace_where is None:
         return None
     if not replace_where:
@@ -145,3 +145,9 @@ def outside_replace_where(
     replace_where: Mapping[str, Sequence[str | None]], values: Mapping[str, str | None]
 ) -> bool:
     return any(values.get(c) not in allowed for c, allowed in replace_where.items())
+
+
+def check_partitioned(uri: str, columns: Sequence[str], column: str) -> None:
+    """A read of a partition column's values needs the table partitioned by it."""
+    if column not in columns:
+        raise StorageError(f"{uri}: not partitioned by {column} (partitions: {list(columns)})")

@@ -23,8 +23,19 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from fleet_rebalance.storage.deltars_source import PartitionedFiles, WriteRequest, WrittenFile
-from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, ENGINE_KEY
+from fleet_rebalance.config import Reader
+from fleet_rebalance.storage.context import session_engine
+from fleet_rebalance.storage.deltars.commit import (
+    commit_files,
+    delete_uncommitted,
+    delete_unreported,
+)
+from fleet_rebalance.storage.deltars.files import PartitionedFiles, WriteRequest
+from fleet_rebalance.storage.deltars.read import jvm_root, scan_files
+from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK, EngineName, WritePlan, WrittenFile
+from fleet_rebalance.storage.table_checks import outside_replace_where
+from fleet_rebalance.storage.unchanged import compare
+from fleet_rebalance.storage.writes import plan_write, write_frame
 
 __all__ = ["TaskFiles", "TaskWrite", "WrittenFile", "task_write"]
 
@@ -37,9 +48,11 @@ class TaskWrite:
 
     request: WriteRequest
     schema_json: str
-    engine: str = DELTA_RS
+    engine: EngineName = DELTA_RS
     # Columns that change every run, left out when judging a partition unchanged.
     per_run_columns: tuple[str, ...] = ()
+    # How the driver reads the tasks' files back (storage.reader).
+    reader: Reader = "auto"
 
     @property
     def staged(self) -> bool:
@@ -49,7 +62,7 @@ class TaskWrite:
         """Executor side: this task's files of the write."""
         return TaskFiles(self)
 
-    def _file_request(self) -> WriteRequest:
+    def file_request(self) -> WriteRequest:
         """Where the tasks' files go: the table, or the write's staging directory."""
         if not self.staged:
             return self.request
@@ -64,8 +77,6 @@ class TaskWrite:
         if self.staged:
             self._commit_staged(files)
             return
-        from fleet_rebalance.storage.deltars_commit import commit_files, delete_unreported
-
         request, kept = self._unchanged_left_out(files)
         if len(kept) != len(files) or request is None:
             delete_unreported(self.request, kept)
@@ -84,10 +95,6 @@ class TaskWrite:
         spark = SparkSession.getActiveSession()
         if spark is None or not request.replace_where:
             return request, files
-        from fleet_rebalance.storage.deltars_read import scan_files
-        from fleet_rebalance.storage.table_checks import outside_replace_where
-        from fleet_rebalance.storage.unchanged import compare
-
         schema = StructType.fromJson(json.loads(self.schema_json))
         rows = scan_files(
             spark,
@@ -97,6 +104,7 @@ class TaskWrite:
             [f.path for f in files],
             [f.partition_values for f in files],
             [f.size for f in files],
+            self.reader,
         )
         comparison = compare(
             rows,
@@ -119,42 +127,33 @@ class TaskWrite:
         if self.staged:
             self._drop_staging()
             return
-        from fleet_rebalance.storage.deltars_commit import delete_uncommitted
-
         delete_uncommitted(self.request, files)
 
     def _commit_staged(self, files: list[WrittenFile]) -> None:
-        from fleet_rebalance.storage import write_table
-        from fleet_rebalance.storage.deltars_read import jvm_root
-
         spark = SparkSession.getActiveSession()
         assert spark is not None, "a staged write commits on the driver"
         schema = StructType.fromJson(json.loads(self.schema_json))
         request = self.request
         try:
-            staging = self._file_request().location
-            root = jvm_root(spark, staging)
-            if root is None:
-                raise RuntimeError(f"{staging.uri}: the JVM cannot read this store")
+            staging = self.file_request().location
+            root = jvm_root(spark, staging, "spark")
             frame = (
                 spark.read.schema(schema).parquet(*[f"{root}/{f.path}" for f in files])
                 if files
                 else spark.createDataFrame([], schema)
             )
-            write_table(
-                frame,
-                request.table_uri,
-                mode=request.mode,
-                partition_by=request.partition_by,
-                replace_where=request.replace_where,
-                commit_info=request.commit_info,
-                per_run_columns=self.per_run_columns,
+            plan = WritePlan(
+                "overwrite" if request.mode == "overwrite" else "append",
+                request.partition_by,
+                request.replace_where,
+                request.commit_info,
             )
+            write_frame(session_engine(spark), frame, request.location, plan, self.per_run_columns)
         finally:
             self._drop_staging()
 
     def _drop_staging(self) -> None:
-        fs, path = self._file_request().location.filesystem()
+        fs, path = self.file_request().location.filesystem()
         if fs.get_file_info(path).type != pafs.FileType.NotFound:
             fs.delete_dir(path)
 
@@ -165,7 +164,7 @@ class TaskFiles:
 
     def __init__(self, write: TaskWrite) -> None:
         self.schema = to_arrow_schema(StructType.fromJson(json.loads(write.schema_json)))
-        self.files = PartitionedFiles(write._file_request())
+        self.files = PartitionedFiles(write.file_request())
 
     def write(self, batch: pa.RecordBatch) -> None:
         self.files.write(batch.select(self.schema.names).cast(self.schema))
@@ -188,18 +187,19 @@ def task_write(
     commit_info: Mapping[str, Any] | None = None,
     per_run_columns: Sequence[str] = (),
 ) -> TaskWrite:
-    """A write for the caller's tasks, checked against the table before any task runs
-    (as write_table checks its own)."""
-    from fleet_rebalance.storage import check_write, delta_rs_request
-
-    check_write(path, mode, replace_where, partition_by, schema.fieldNames())
-    engine = spark.conf.get(ENGINE_KEY, DELTA_RS)
-    if engine == DELTA_SPARK:
-        from fleet_rebalance.storage import write_request
-
-        request = write_request(spark, path, mode, partition_by, replace_where, commit_info)
-        return TaskWrite(request, schema.json(), DELTA_SPARK, tuple(per_run_columns))
-    request = delta_rs_request(
-        spark, path, mode, partition_by, replace_where, commit_info, schema.json()
+    """A write for the caller's tasks through the session's engine, checked against the
+    table before any task runs (as a write checks its own)."""
+    engine = session_engine(spark)
+    table = engine.context.location(path)
+    plan = plan_write(
+        engine,
+        table,
+        schema.fieldNames(),
+        mode=mode,
+        partition_by=partition_by,
+        replace_where=replace_where,
+        commit_info=commit_info,
     )
-    return TaskWrite(request, schema.json(), per_run_columns=tuple(per_run_columns))
+    sink = engine.sink(table, schema, plan, per_run_columns)
+    assert isinstance(sink, TaskWrite), "both engines sink through task writes"
+    return sink

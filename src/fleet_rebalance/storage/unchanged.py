@@ -40,7 +40,7 @@ from pyspark.sql import DataFrame
 from fleet_rebalance.storage.errors import SchemaMismatchError
 from fleet_rebalance.storage.partitions import partition_value
 from fleet_rebalance.storage.selection import quoted
-from fleet_rebalance.storage.snapshot import TableState, table_state
+from fleet_rebalance.storage.snapshot import TableState, read_rows, table_state
 from fleet_rebalance.storage.table_checks import compare_schemas
 
 log = logging.getLogger(__name__)
@@ -101,11 +101,7 @@ def compare(
     compared = [
         f.name for f in state.schema.fields if f.name != column and f.name not in per_run_columns
     ]
-    from fleet_rebalance.storage import read_table
-
-    before = fingerprints(
-        read_table(spark, uri, version=state.version, where=where), column, compared
-    )
+    before = fingerprints(read_rows(spark, uri, state.version, where), column, compared)
     if before:
         after = fingerprints(new, column, compared)
         if set(after) - set(values):

@@ -1,0 +1,44 @@
+"""log4j lines of a broker's server.log, bare or behind another tool's prefix.
+
+A log shown through `docker-compose logs` (`kafka_1  | [...] INFO ...`) or grep over
+several files (`server.log.2026-11-20-09:[...] INFO ...`) carries that prefix on every
+line: the file's first log line decides which prefix (if any) its lines have.
+"""
+
+from __future__ import annotations
+
+import re
+
+LOG_BODY = (
+    r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (?P<level>[A-Z]+) "
+    r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$"
+)
+LOG_LINE = re.compile("^" + LOG_BODY, re.ASCII)
+# What other tools put before each log4j line: docker-compose's service column (the
+# name padded with spaces, then `| `) and grep's file name when it searched several files.
+# Neither can start with `[`, so a plain log line never reads as a prefixed one.
+LINE_PREFIXES = {
+    "docker-compose": r"[A-Za-z0-9][\w.-]* +\| ",
+    "grep": r"[^\s:|\[][^\s:]*:",
+}
+PREFIXED_LOG_LINES = {
+    style: re.compile(f"^(?:{prefix})" + LOG_BODY, re.ASCII)
+    for style, prefix in LINE_PREFIXES.items()
+}
+
+
+def is_log_line(line: str) -> bool:
+    """A log4j line, bare or behind a docker-compose or grep prefix."""
+    return bool(LOG_LINE.match(line)) or any(p.match(line) for p in PREFIXED_LOG_LINES.values())
+
+
+def line_prefix(text_lines: list[str]) -> str | None:
+    """The prefix style of a log's lines, decided by its first log line: None (bare
+    log4j lines), "docker-compose" or "grep"."""
+    for line in text_lines:
+        if LOG_LINE.match(line):
+            return None
+        for style, pattern in PREFIXED_LOG_LINES.items():
+            if pattern.match(line):
+                return style
+    return None

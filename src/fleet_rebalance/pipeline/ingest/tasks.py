@@ -1,0 +1,229 @@
+"""The parse tasks: captures grouped into units and units into tasks by size; each
+task parses its captures (capture/bronze_batches.py), writes every bronze table's files
+through the Warehouse's sinks and reports them; the driver commits them, one
+transaction per table."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from fleet_rebalance.bins import largest_first
+from fleet_rebalance.capture import store
+from fleet_rebalance.capture.bronze_batches import (
+    FILE_REPORT,
+    capture_batches,
+    parse_file_parts,
+)
+from fleet_rebalance.capture.compressed import opened_head
+from fleet_rebalance.capture.parse import text_kind
+from fleet_rebalance.capture.result import OFFSETS
+from fleet_rebalance.capture.store import RawFile
+from fleet_rebalance.capture.text import decode
+from fleet_rebalance.config import Config
+from fleet_rebalance.filesystems import Location, location
+from fleet_rebalance.pipeline import bronze
+from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile
+from fleet_rebalance.storage.warehouse import Warehouse
+
+log = logging.getLogger("fleet_rebalance.ingest")
+
+# What the parse stage returns: its reports, small (the rows went into the tables' files).
+WRITTEN_REPORT = "written"
+REPORT_SCHEMA = "report string, body string"
+REPORT_ARROW_SCHEMA = pa.schema([("report", pa.string()), ("body", pa.string())])
+# One capture unit as the parse tasks get it: each file with its path as discovery
+# parsed it, so no task parses a path again.
+_UNIT_SCHEMA = (
+    "files array<struct<relative: string, cluster: string, captured_at: timestamp, "
+    "`group`: string>>, run_date date"
+)
+
+
+def sinks(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
+    """Every bronze table a capture feeds is written by the parse tasks themselves, as
+    typed Arrow batches: no capture row crosses into the JVM and back (see
+    storage/task_writes.py); the driver commits what the tasks report."""
+    writes = {}
+    for name in bronze.TABLES:
+        if name == "ingested_files":
+            continue
+        column = bronze.partition_column(name)
+        writes[name] = warehouse.sink(
+            name,
+            bronze.TABLES[name],
+            mode="overwrite",
+            partition_by=(column,),
+            replace_where={column: days},
+        )
+    return writes
+
+
+def parse_captures(
+    spark: SparkSession,
+    config: Config,
+    todo: dict[dt.date, list[RawFile]],
+    writes: dict[str, TaskWrite],
+) -> DataFrame:
+    """The parse stage over the files of `todo`: its reports (REPORT_SCHEMA)."""
+    units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen)]
+    parse = functools.partial(
+        parse_partition,
+        raw_root=location(config.raw_root, config.storage.options),
+        path_pattern=config.capture.path_pattern,
+        log_timezone=config.capture.log_timezone,
+        max_memory_mb=config.capture.max_memory_mb,
+        writes=writes,
+    )
+    # Whole captures per task (a capture's headers give its rows meaning, and its members
+    # are completed from its offsets), several per task: hundreds of tiny tasks would
+    # cost more in scheduling than the parsing itself. Captures differ in size by 100x
+    # (offsets views vs broker logs), so tasks are filled by size.
+    slices = balanced_slices(units, 4 * spark.sparkContext.defaultParallelism)
+    log.info(
+        "parsing %d file(s) of %d capture(s) in %d task(s)",
+        sum(len(u) for u, _ in units),
+        len(units),
+        len(slices),
+    )
+    captures = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
+    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, REPORT_SCHEMA)
+
+
+def capture_units(files: list[RawFile]) -> list[list[RawFile]]:
+    """The files of one capture (same cluster and path timestamp) together; files known
+    to be broker logs and files without a timestamp alone."""
+    units: dict[tuple, list[RawFile]] = {}
+    for raw in files:
+        key: tuple = (raw.relative,)
+        if raw.is_log is not True and raw.captured_at is not None:
+            key = (raw.cluster, raw.captured_at)
+        units.setdefault(key, []).append(raw)
+    return list(units.values())
+
+
+def balanced_slices(
+    units: list[tuple[list[RawFile], dt.date]], count: int
+) -> list[list[tuple[list[tuple], dt.date]]]:
+    """Largest capture first into the lightest slice: no task waits on two big captures
+    while another holds only logs."""
+    sized = [
+        (sum(f.size or 0 for f in unit), [_unit_file(f) for f in unit], day) for unit, day in units
+    ]
+    slices = largest_first(
+        sized, count, size=lambda t: t[0], tiebreak=lambda t: [f[0] for f in t[1]]
+    )
+    return [[(files, day) for _, files, day in chunk] for chunk in slices]
+
+
+def _unit_file(raw: RawFile) -> tuple:
+    return (raw.relative, raw.cluster, raw.captured_at, raw.group)
+
+
+def members_first(raw_root: Location, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A capture's files in the order its parse task reads them: the files whose head
+    shows an offsets view last, each marked `head_kind` "offsets". Members rows are
+    completed from the capture's offsets, so what of those is kept until the capture's
+    end depends on the members: read first, they keep it to the groups that need it
+    (capture/enrichment_keys.py). Only an order: a file's content still decides."""
+    if len(files) < 2:
+        return files
+    kinds = [head_kind(raw_root, file["relative"]) for file in files]
+    marked = [{**f, "head_kind": k} for f, k in zip(files, kinds, strict=True)]
+    return sorted(marked, key=lambda file: file["head_kind"] == OFFSETS)
+
+
+def head_kind(raw_root: Location, relative: str) -> str | None:
+    """The kind a file's first 64 KiB show (as store.is_log_head reads them), None when
+    they show none or the file cannot be read (its parse reports why)."""
+    try:
+        with store.open_capture(raw_root, relative) as stream:
+            head = stream.read(store.HEAD_BYTES)
+    except store.UnreadableFile:
+        return None
+    head, complete = opened_head(head, len(head) < store.HEAD_BYTES, store.HEAD_BYTES)
+    lines = decode(head).lines
+    if not complete and len(lines) > 1:
+        lines = lines[:-1]  # cut where the head ends
+    return text_kind(lines)
+
+
+def parse_partition(
+    batches: Iterator[pa.RecordBatch],
+    *,
+    raw_root: Location,
+    path_pattern: str,
+    log_timezone: str,
+    max_memory_mb: int,
+    writes: dict[str, TaskWrite],
+) -> Iterator[pa.RecordBatch]:
+    """Every table's rows go to this task's files of `writes`; what leaves the task is
+    its reports: one summary per file and one per file written."""
+    files = {name: write.files() for name, write in writes.items()}
+    parse = functools.partial(
+        parse_file_parts,  # an offsets file's rows written a chunk at a time
+        raw_root,
+        path_pattern=path_pattern,
+        log_timezone=log_timezone,
+        max_memory_mb=max_memory_mb,
+    )
+    reports: list[tuple[str, str]] = []
+    try:
+        for batch in batches:
+            for task in batch.to_pylist():
+                capture = members_first(raw_root, task["files"])
+                for table, out in capture_batches(capture, parse, task["run_date"]):
+                    if table == FILE_REPORT:
+                        reports.append((FILE_REPORT, _json(out)))
+                    else:
+                        files[table].write(out)
+        reports += [
+            (WRITTEN_REPORT, _json({"table": name, "file": dataclasses.asdict(written)}))
+            for name, task_files in files.items()
+            for written in task_files.close()
+        ]
+    except BaseException:
+        for task_files in files.values():
+            task_files.discard()
+        raise
+    yield pa.RecordBatch.from_arrays(
+        [pa.array([k for k, _ in reports], pa.string()), pa.array([r for _, r in reports])],
+        schema=REPORT_ARROW_SCHEMA,
+    )
+
+
+def _json(row: dict[str, Any]) -> str:
+    return json.dumps(row, default=_json_value, separators=(",", ":"))
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def commit_bronze(
+    summaries: list[dict[str, Any]],
+    writes: dict[str, TaskWrite],
+    written: dict[str, list[WrittenFile]],
+) -> dict[str, int]:
+    """One commit per table, in the tables' order; rows counted from the summaries."""
+    rows: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    for summary in summaries:
+        rows.update(summary["table_rows"])
+        reasons.update(summary["quarantine_reasons"])
+    for name, write in writes.items():
+        write.commit(written.get(name, []))
+    for reason, count in reasons.most_common(10):
+        log.info("quarantined %d line(s): %s", count, reason)
+    return {name: rows[name] for name in writes}

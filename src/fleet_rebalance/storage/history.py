@@ -1,0 +1,94 @@
+"""A table's history as maintenance sees it, the same for both engines: its commits
+(which run made each) and what a maintenance pass did.
+
+Keeping a warehouse that lives for years small is, per table, compaction of small files,
+VACUUM of files no version inside the retention needs, and a checkpoint (each engine's
+optimize.py). VACUUM deletes what no version younger than the retention reads, so every
+version committed within the retention, and the one current at its start, stays
+readable: oldest_readable says which that is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from fleet_rebalance.filesystems import Location, exists
+from fleet_rebalance.storage.commit_context import commit_context
+from fleet_rebalance.storage.errors import StorageError
+
+DELTA_LOG = "_delta_log"
+MAINTAIN_JOB = "maintain"
+DEFAULT_LOG_RETENTION = dt.timedelta(days=30)  # Delta's default logRetentionDuration
+_INTERVAL = re.compile(r"\s*(?:interval\s+)?(\d+)\s+(week|day|hour|minute|second)s?\s*", re.I)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One version in a table's log: when it was committed and by which run."""
+
+    version: int
+    timestamp: dt.datetime
+    run_id: str | None
+
+
+@dataclass(frozen=True)
+class Maintained:
+    """What maintenance did to one table."""
+
+    files_before: int
+    files_after: int
+    vacuumed_files: int | None  # None (both): the engine did not say
+    vacuumed_bytes: int | None
+    version: int
+    oldest_readable: int  # every version from this one to `version` can be read
+    logs_cleaned: bool
+
+    @property
+    def versions_kept(self) -> int:
+        return self.version - self.oldest_readable + 1
+
+
+def delta_tables(root: Location) -> list[str]:
+    """The names of the Delta tables directly under the warehouse (directories holding
+    a _delta_log), sorted; none when the warehouse does not exist yet."""
+    fs, path = root.filesystem()
+    try:
+        entries = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+    except FileNotFoundError:
+        return []
+    names = [e.base_name for e in entries if e.type == pafs.FileType.Directory]
+    return sorted(n for n in names if exists(fs, root.child(n, DELTA_LOG).fs_path))
+
+
+def commit_of(version: int, timestamp: dt.datetime, entry: Mapping[str, Any]) -> Commit:
+    """A history entry as a Commit, with the runId its context records."""
+    run_id = commit_context(entry).get("runId")
+    return Commit(version, timestamp, str(run_id) if run_id else None)
+
+
+def oldest_readable(history: list[Commit], cutoff: dt.datetime) -> int:
+    """The oldest version a VACUUM at `cutoff` left readable: the one current at the
+    cutoff (its files were removed after it), else the oldest the log holds."""
+    if not history:
+        raise StorageError("a table without versions")
+    before = [c.version for c in history if c.timestamp <= cutoff]
+    return max(before) if before else min(c.version for c in history)
+
+
+def interval(text: str | None) -> dt.timedelta | None:
+    """A Delta table property's duration ("interval 30 days"), or None when absent or
+    in a form this does not read."""
+    match = _INTERVAL.fullmatch(text or "")
+    if match is None:
+        return None
+    return dt.timedelta(**{f"{match[2].lower()}s": int(match[1])})
+
+
+def whole_hours(span: dt.timedelta) -> int:
+    return -(-int(span.total_seconds()) // 3600)
