@@ -13,7 +13,7 @@ What happens: the share group's three workers read every partition of their topi
 (share groups hand one partition to many members); one leaves for two hours and a new
 one joins in its place. The streams group's three members hold eight active tasks (two
 subtopologies over four partitions) and one standby replica of each; at 03:00 one
-restarts with a new member id and its tasks move.
+restarts (a new member id, the same process and client id) and its tasks move.
 
 data/sample predates this step: its other files must stay as they are (regenerating them
 would change every number the tests assert), so the sample gets the two groups by adding
@@ -92,6 +92,12 @@ class ShareStreams:
         client = f"{STREAMS_GROUP}-{process_id}-StreamThread-1-consumer"
         return Member(_id(self.rng), client, process_id)
 
+    def _restarted(self, member: Member) -> Member:
+        """The same instance after a restart: a new member id, the same process id (Kafka
+        Streams keeps it in its state directory's kafka-streams-process-metadata), so the
+        same client id."""
+        return Member(_id(self.rng), member.client_id, member.host)
+
     def advance(self, at: dt.datetime, start: dt.datetime) -> None:
         """Move to capture time `at`: records acknowledged, members in and out."""
         for p in range(PARTITIONS):
@@ -105,7 +111,7 @@ class ShareStreams:
             self.away = None
             self.epoch += 1
         if hours >= 5 and not self.restarted:
-            self.streams[2] = self._streams_member(2)
+            self.streams[2] = self._restarted(self.streams[2])
             self.restarted = True
 
     def share_views(self, version: str) -> dict[str, str]:
