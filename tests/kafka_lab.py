@@ -136,23 +136,27 @@ class Lab:
 
     def start(self) -> None:
         self.start_brokers()
-        for topic, partitions in TOPICS.items():
-            self.topics("--create", "--topic", topic, "--partitions", str(partitions),
-                        "--replication-factor", "3")  # fmt: skip
-        self.started = time.monotonic()
-        self.helpers.append(
-            self._spawn(
-                ["-Xmx96m", "LabProducer", f"bootstrap={self.bootstrap}",
-                 f"topics={','.join(TOPICS)}", "rate=20"],
-                self.root / "producer.txt",
-            )
-        )  # fmt: skip
+        self.produce_to(TOPICS)
         self.helpers.append(
             self._spawn(
                 ["-Xmx256m", "LabCapture", f"bootstrap={self.bootstrap}", f"out={self.raw}",
                  f"cluster={self.cluster}", f"interval_ms={CAPTURE_INTERVAL_S * 1000}",
                  f"stop={self.root / 'stop-capture'}", f"generations={self.generations}"],
                 self.root / "capture.txt",
+            )
+        )  # fmt: skip
+
+    def produce_to(self, topics: dict[str, int]) -> None:
+        """Create `topics` (name -> partitions, replication 3) and keep a producer on them."""
+        for topic, partitions in topics.items():
+            self.topics("--create", "--topic", topic, "--partitions", str(partitions),
+                        "--replication-factor", "3")  # fmt: skip
+        self.started = time.monotonic()
+        self.helpers.append(
+            self._spawn(
+                ["-Xmx96m", "LabProducer", f"bootstrap={self.bootstrap}",
+                 f"topics={','.join(topics)}", "rate=20"],
+                self.root / "producer.txt",
             )
         )  # fmt: skip
 

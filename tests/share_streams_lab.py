@@ -103,22 +103,12 @@ class ShareStreamsLab(Lab):
 
     def start(self) -> None:
         self.start_brokers()
-        for topic, partitions in TOPICS.items():
-            self.topics("--create", "--topic", topic, "--partitions", str(partitions),
-                        "--replication-factor", "3")  # fmt: skip
+        self.produce_to(TOPICS)
         said = self.tool("org.apache.kafka.tools.ConfigCommand", "--alter", "--entity-type",
                          "groups", "--entity-name", STREAMS_GROUP, "--add-config",
                          f"streams.num.standby.replicas={STANDBYS}")  # fmt: skip
         if "Completed updating config" not in said:
             raise RuntimeError(f"share/streams lab: the standby group config failed: {said[-300:]}")
-        self.started = time.monotonic()
-        self.helpers.append(
-            self._spawn(
-                ["-Xmx96m", "LabProducer", f"bootstrap={self.bootstrap}",
-                 f"topics={','.join(TOPICS)}", "rate=20"],
-                self.root / "producer.txt",
-            )
-        )  # fmt: skip
 
     def stop(self) -> None:
         for process in [*self.clients.values(), *(m.process for m in self.members.values())]:
