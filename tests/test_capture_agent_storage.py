@@ -1,6 +1,6 @@
 """fleet-capture writing to object storage and compressing: what the agent writes to an
 s3:// raw_root (the suite's moto server) and as gzip is found by the jobs' capture
-discovery (capture/store.py) and parses to the same bronze rows as a plain local
+discovery (capture/store/) and parses to the same bronze rows as a plain local
 snapshot of the same moment (capture/bronze_batches.parse_file, no Spark)."""
 
 from __future__ import annotations

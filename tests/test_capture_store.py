@@ -1,4 +1,4 @@
-"""capture/store.py: listing, log sniffing and reading raw captures, locally and on S3
+"""capture/store/: listing, log sniffing and reading raw captures, locally and on S3
 (moto). Spark-free."""
 
 from __future__ import annotations
@@ -131,8 +131,10 @@ def test_symlinked_directories_are_not_entered(tree: Path):
 
 def test_the_path_is_parsed_once_at_discovery(tree: Path, monkeypatch: pytest.MonkeyPatch):
     calls = []
-    parse = store.parse_capture_path
-    monkeypatch.setattr(store, "parse_capture_path", lambda *a: calls.append(a) or parse(*a))
+    parse = store.entries.parse_capture_path
+    monkeypatch.setattr(
+        store.entries, "parse_capture_path", lambda *a: calls.append(a) or parse(*a)
+    )
     files = {f.relative: f for f in store.discover(location(str(tree)), DEFAULT_PATH_PATTERN)}
     assert len(calls) == len(TREE) + len(HIDDEN_ENTRIES)  # once per entry listed
     odd = files[f"{ODD}/consumer-groups-offsets.log"]
@@ -200,7 +202,7 @@ def test_files_for_takes_the_day_undated_logs_and_neighbouring_logs(tree: Path):
 def test_decided_records_are_not_read_again(tree: Path, monkeypatch: pytest.MonkeyPatch):
     root = location(str(tree))
     files = store.with_log_kinds(root, store.discover(root, DEFAULT_PATH_PATTERN), DAY)
-    monkeypatch.setattr(store, "_open", lambda *a: pytest.fail(f"read again: {a}"))
+    monkeypatch.setattr(store.reading, "open_stream", lambda *a: pytest.fail(f"read again: {a}"))
     assert store.with_log_kinds(root, files, DAY) == files
 
 

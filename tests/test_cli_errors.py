@@ -20,7 +20,7 @@ from fleet_rebalance.cli.driver_stderr import LAUNCHER_PID_ENV
 from fleet_rebalance.cli.job_failures import failure_line
 from fleet_rebalance.cli.job_flags import DATE_HELP
 from fleet_rebalance.cli.job_parser import job_parser
-from fleet_rebalance.cli.launcher import USAGE
+from fleet_rebalance.cli.launcher_help import USAGE
 from fleet_rebalance.cli.run_job import run_job
 from fleet_rebalance.errors import error_text
 from fleet_rebalance.sql.statements import Statement, split_statements

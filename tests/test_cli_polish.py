@@ -12,7 +12,8 @@ import pytest
 from fleet_rebalance.cli.arg_types import iso_date
 from fleet_rebalance.cli.job_args import job_config
 from fleet_rebalance.cli.job_parser import job_parser
-from fleet_rebalance.cli.launcher import main, split_args
+from fleet_rebalance.cli.launch_args import split_args
+from fleet_rebalance.cli.launcher import main
 from fleet_rebalance.config import load_config
 from fleet_rebalance.errors import UsageError
 

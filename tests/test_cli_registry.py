@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fleet_rebalance.cli.job_parser import job_parser
-from fleet_rebalance.cli.launcher import USAGE, job_script
+from fleet_rebalance.cli.launch_args import job_script
+from fleet_rebalance.cli.launcher_help import USAGE
 from fleet_rebalance.cli.registry import JOBS, PARSED_JOBS
 from fleet_rebalance.errors import UsageError
 

@@ -124,8 +124,10 @@ def unreadable_as_root(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
     is told what it would find as any other user."""
     if RUNNING_AS_ROOT:
         denied = str(root / UNREADABLE)
-        permitted = store._permitted
-        monkeypatch.setattr(store, "_permitted", lambda path: path != denied and permitted(path))
+        permitted = store.local_checks.permitted
+        monkeypatch.setattr(
+            store.local_checks, "permitted", lambda path: path != denied and permitted(path)
+        )
 
 
 @pytest.fixture
@@ -286,19 +288,21 @@ def test_a_file_that_changed_since_the_listing_is_a_result_not_an_exception(
     os.mkfifo(tree / fifo)
     (tree / linked).unlink()
     (tree / linked).symlink_to(tree.parent / "raw-outside" / "members.txt")
-    permitted = store._permitted
+    permitted = store.local_checks.permitted
     monkeypatch.setattr(
-        store, "_permitted", lambda path: not path.endswith(unreadable) and permitted(path)
+        store.local_checks,
+        "permitted",
+        lambda path: not path.endswith(unreadable) and permitted(path),
     )
-    opener = store._open
+    opener = store.reading.open_stream
 
     class FailingStream(io.RawIOBase):
         def read(self, size: int = -1) -> bytes:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     monkeypatch.setattr(
-        store,
-        "_open",
+        store.reading,
+        "open_stream",
         lambda raw_root, relative: (
             FailingStream() if relative == broken else opener(raw_root, relative)
         ),

@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fleet_rebalance.cli.launcher import (
-    UsageError,
-    main,
-    resolve_master,
-    spark_submit_command,
-    split_args,
-)
+from fleet_rebalance.cli.launch_args import split_args
+from fleet_rebalance.cli.launcher import main
+from fleet_rebalance.cli.spark_command import resolve_master, spark_submit_command
+from fleet_rebalance.errors import UsageError
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -171,7 +168,7 @@ def test_spark_submit_sh_refuses_missing_or_old_java(tmp_path, java, message):
 
 
 def test_client_mode_links_environment_for_the_drivers_python_workers(tmp_path):
-    from fleet_rebalance.cli.launcher import UsageError, link_driver_environment
+    from fleet_rebalance.cli.cluster_venv import link_driver_environment
 
     venv, cwd = tmp_path / "venv", tmp_path / "cwd"
     venv.mkdir()
@@ -367,20 +364,20 @@ def test_a_refused_flag_imports_no_arrow_spark_or_pandas():
 def test_a_delta_spark_conf_gets_the_connector_jars_and_an_s3_spark_reader_gets_s3a(
     tmp_path, monkeypatch
 ):
-    from fleet_rebalance.cli import launcher
+    from fleet_rebalance.cli import spark_command
 
     asked: list[str] = []
-    monkeypatch.setattr(launcher, "classpath", lambda project, name: asked.append(name) or [])
+    monkeypatch.setattr(spark_command, "classpath", lambda project, name: asked.append(name) or [])
     conf = tmp_path / "c.yaml"
     conf.write_text("storage:\n  engine: delta-spark\n")
-    launcher.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
+    spark_command.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
     assert asked == ["delta"]
     asked.clear()
     conf.write_text("warehouse: s3://b/wh\nstorage:\n  reader: spark\n")
-    launcher.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
+    spark_command.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
     assert asked == ["s3a"]
     asked.clear()
-    launcher.jvm_jars(split_args(["--delta-packages", "nightly"]), PROJECT)
+    spark_command.jvm_jars(split_args(["--delta-packages", "nightly"]), PROJECT)
     assert asked == ["delta"]
 
 

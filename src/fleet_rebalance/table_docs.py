@@ -563,13 +563,13 @@ GOLD: dict[str, TableDoc] = {
             "protocol": "classic or consumer (KIP-848).",
             "started_at": "`Preparing to rebalance` or `Bumped group epoch` (UTC).",
             "stabilized_at": (
-                "`Stabilized` or `Computed a new target assignment` (UTC); null when it "
-                "never stabilized."
+                "`Stabilized`, `Computed a new target assignment` or `... is now empty` "
+                "(UTC); null when the log does not show its end."
             ),
             "duration_ms": "stabilized_at - started_at, in milliseconds.",
-            "cause": "The logged reason, or the member events before a KIP-848 epoch bump.",
-            "members_before": "Members at the previous generation's stabilization.",
-            "members_after": "Members at this generation's stabilization.",
+            "cause": "The logged reason, or (KIP-848) the epoch's member lines counted by event.",
+            "members_before": "Members at the previous generation's end.",
+            "members_after": "Members at this generation's end (0 when the group went empty).",
             "coordinator_broker": "Broker id of the coordinator that logged it.",
             "coordinator_partition": (
                 "__consumer_offsets partition: abs(groupId.hashCode) % "

@@ -4,7 +4,7 @@ Local disk: a snapshot's files are written into a hidden staging directory besid
 captures (`<cluster>/captures/.<time>.<pid>.partial`), fsynced, and the directory is
 renamed to `<cluster>/captures/<time>` in one step: a reader (ingest) sees every file of
 it or none, and a process killed mid-write leaves only the hidden staging directory,
-which ingest reports as hidden and never reads (capture/store.py) and the next agent
+which ingest reports as hidden and never reads (capture/store/) and the next agent
 start removes.
 
 Object store (s3://, gs://, abfs://, through filesystems.Location like the jobs): there

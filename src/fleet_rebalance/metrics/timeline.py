@@ -1,16 +1,15 @@
 """`rebalance_timeline`: one row per generation a coordinator log shows a group reach.
 
-Classic protocol: "Preparing to rebalance ... old generation g (reason: ...)" starts
-generation g + 1 and "Stabilized group ... generation g + 1 with n members" ends it;
-members_before is n of generation g's stabilization when the log has it. A generation
-that never stabilized (the group went Empty, or the log ends) has no stabilized_at.
-KIP-848 (consumer protocol): "Bumped group epoch to e" starts epoch e and "Computed a
-new target assignment for epoch e" is when the coordinator settled it (members then
-reconcile on their own heartbeats, which the log does not show); its cause is the
-member events logged since the previous epoch began. Rows are keyed by the group's own
-generation, so lines from two coordinators (a failover) merge. `follow_up`: the
-generation is a cooperative group's revocation round, part of the rebalance before it
-(replay/generations.py says how it is told).
+The rows are replay/generations.py's Generation objects, the ones the replay prices and
+names causes for (so rebalance_causes' generation and duration_ms are a timeline row's):
+group_generations runs once per (cluster, group_id) over the group's coordinator_events
+of the run date and the day before, in one grouped Arrow call, and each generation that
+began (else ended) on the run date is a row. A generation ends with its `Stabilized`
+line, or its `is now empty` one (Kafka's onCompleteJoin logs that one instead when no
+member rejoined): members_after 0. members_before is the member count of generation
+g - 1's end line when the log has it; `cause` is the start line's reason, else (KIP-848
+epochs) the member lines the generation holds counted by event; the coordinator broker
+is the start line's, else the end line's; `follow_up` is Generation.follow_up.
 
 The coordinator partition is Kafka's `Utils.abs(groupId.hashCode()) %
 offsets.topic.num.partitions`, with Java's String.hashCode over UTF-16 code units.
@@ -19,26 +18,52 @@ offsets.topic.num.partitions`, with Java's String.hashCode over UTF-16 code unit
 from __future__ import annotations
 
 import datetime as dt
-import re
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame, Window
-
-from fleet_rebalance.replay.generations import (
-    CLIENT_REASON,
-    FOLLOW_UP_WINDOW,
-    REVOKE_ROUND,
-    SILENT_CLIENT,
-    STABLE_REJOIN,
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    BooleanType,
+    DateType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
 )
 
-MEMBER_EVENTS = (
-    "member_joined",
-    "member_left",
-    "member_failed",
-    "member_fenced",
-    "static_member_joined",
-    "static_member_rejoined",
+from fleet_rebalance.replay.generations import Generation, group_generations
+
+LOG_COLUMNS = ("logged_at", "event", "generation", "member_id", "reason", "line", "broker")
+# What the per-group call returns: every column but coordinator_partition (a Spark
+# expression over group_id, computed once per row after).
+ROW_SCHEMA = StructType(
+    [
+        StructField("cluster", StringType()),
+        StructField("group_id", StringType()),
+        StructField("date", DateType()),
+        StructField("generation", IntegerType()),
+        StructField("protocol", StringType()),
+        StructField("started_at", TimestampType()),
+        StructField("stabilized_at", TimestampType()),
+        StructField("duration_ms", LongType()),
+        StructField("cause", StringType()),
+        StructField("members_before", IntegerType()),
+        StructField("members_after", IntegerType()),
+        StructField("coordinator_broker", IntegerType()),
+        StructField("follow_up", BooleanType()),
+    ]
+)
+COLUMNS = (
+    *ROW_SCHEMA.names[:-1],
+    "coordinator_partition",
+    "follow_up",
 )
 
 
@@ -62,120 +87,64 @@ def coordinator_partition(column: str, partitions: int) -> F.Column:
 def rebalance_timeline(
     events: DataFrame, run_date: dt.date, offsets_partitions: int = 50
 ) -> DataFrame:
-    group = ["cluster", "group_id"]
-    ev = events.where(F.col("group_id").isNotNull())
-    classic_start = ev.where(F.col("event") == "prepare_rebalance").select(
-        *group,
-        (F.col("generation") + 1).alias("generation"),
-        "logged_at",
-        "reason",
-        "broker",
-        F.lit("classic").alias("protocol"),
-    )
-    consumer_start = ev.where(F.col("event") == "epoch_bumped").select(
-        *group,
-        "generation",
-        "logged_at",
-        F.lit(None).cast("string").alias("reason"),
-        "broker",
-        F.lit("consumer").alias("protocol"),
-    )
-    starts = (
-        classic_start.unionByName(consumer_start)
-        .groupBy(*group, "generation")
-        .agg(
-            F.min("logged_at").alias("started_at"),
-            F.min_by("reason", "logged_at").alias("start_reason"),
-            F.first("protocol").alias("protocol"),
-            F.min_by("broker", "logged_at").alias("start_broker"),
-        )
-    )
-    ends = (
-        ev.where(F.col("event").isin("stabilized", "target_assignment"))
-        .groupBy(*group, "generation")
-        .agg(
-            F.min("logged_at").alias("stabilized_at"),
-            F.min_by(F.regexp_extract("line", r" with (\d+) members", 1), "logged_at").alias("_n"),
-            F.min_by("broker", "logged_at").alias("end_broker"),
-            F.max(F.when(F.col("event") == "target_assignment", F.lit("consumer"))).alias("_p"),
-        )
-        .withColumn("members_after", F.when(F.col("_n") != "", F.col("_n").cast("int")))
-    )
-    rows = starts.join(ends, [*group, "generation"], "full")
-    by_gen = Window.partitionBy(*group).orderBy("generation")
-    causes = _member_causes(ev, rows)
+    """The table's rows of run_date from coordinator_events of run_date and the day
+    before (a generation started before midnight ends on the run date)."""
+    rows = events.where(F.col("group_id").isNotNull()).select("cluster", "group_id", *LOG_COLUMNS)
+    function = partial(_group_table, run_date=run_date, schema=to_arrow_schema(ROW_SCHEMA))
     return (
-        rows.join(causes, [*group, "generation"], "left")
-        .withColumn(
-            "members_before",
-            F.when(
-                F.lag("generation").over(by_gen) == F.col("generation") - 1,
-                F.lag("members_after").over(by_gen),
-            ),
+        rows.groupBy("cluster", "group_id")
+        # A lambda: pyspark reads a partial's type hints, and fails.
+        .applyInArrow(lambda key, table: function(key, table), ROW_SCHEMA)
+        .withColumn("coordinator_partition", coordinator_partition("group_id", offsets_partitions))
+        .select(*COLUMNS)
+    )
+
+
+def timeline_rows(
+    key: tuple[str, str], generations: Iterable[Generation], run_date: dt.date
+) -> list[dict[str, Any]]:
+    """The rows (ROW_SCHEMA) of one group's generations that happened on run_date."""
+    cluster, group_id = key
+    return [
+        {
+            "cluster": cluster,
+            "group_id": group_id,
+            "date": run_date,
+            "generation": gen.generation,
+            "protocol": gen.protocol,
+            "started_at": gen.started_at,
+            "stabilized_at": gen.stabilized_at,
+            "duration_ms": gen.duration_ms,
+            "cause": gen.start_reason or (gen.member_summary() if gen.started_at else None),
+            "members_before": gen.previous_count,
+            "members_after": gen.member_count,
+            "coordinator_broker": gen.broker,
+            "follow_up": gen.follow_up,
+        }
+        for gen in generations
+        if gen.at.date() == run_date
+    ]
+
+
+def log_rows_of(table: pa.Table) -> list[dict[str, Any]]:
+    """A group's coordinator_events as group_generations reads them: instants as naive
+    UTC datetimes and a missing line as "", as the replay hands them over
+    (replay/arrow_io.py, replay/group.py)."""
+    at = table.column("logged_at")
+    if at.type.tz is not None:
+        table = table.set_column(
+            table.column_names.index("logged_at"),
+            "logged_at",
+            pc.cast(at, pa.timestamp(at.type.unit)),
         )
-        .withColumn(
-            "follow_up",
-            _follow_up(
-                F.when(
-                    F.lag("generation").over(by_gen) == F.col("generation") - 1,
-                    F.lag("stabilized_at").over(by_gen),
-                )
-            ),
-        )
-        .withColumn("date", F.lit(run_date).cast("date"))
-        .where(F.to_date(F.coalesce("started_at", "stabilized_at")) == F.col("date"))
-        .select(
-            *group,
-            "date",
-            F.col("generation").cast("int").alias("generation"),
-            F.coalesce("protocol", "_p", F.lit("classic")).alias("protocol"),
-            "started_at",
-            "stabilized_at",
-            (F.unix_millis("stabilized_at") - F.unix_millis("started_at")).alias("duration_ms"),
-            F.coalesce("start_reason", "member_cause").alias("cause"),
-            "members_before",
-            "members_after",
-            F.coalesce("start_broker", "end_broker").alias("coordinator_broker"),
-            coordinator_partition("group_id", offsets_partitions).alias("coordinator_partition"),
-            "follow_up",
-        )
-    )
+    line = table.column_names.index("line")
+    table = table.set_column(line, "line", pc.fill_null(table.column(line), ""))
+    return table.select(list(LOG_COLUMNS)).to_pylist()
 
 
-def _follow_up(previous_end: F.Column) -> F.Column:
-    """generations.is_follow_up over the start reason and the previous generation's end."""
-    parts = F.split(F.coalesce(F.col("start_reason"), F.lit("")), re.escape(CLIENT_REASON), 2)
-    coordinator = parts.getItem(0)
-    client = F.regexp_replace(F.trim(F.coalesce(F.get(parts, 1), F.lit(""))), r"\.$", "")
-    within = F.unix_micros("started_at") - F.unix_micros(previous_end) <= (
-        FOLLOW_UP_WINDOW // dt.timedelta(microseconds=1)
-    )
-    silent = client.isin(*SILENT_CLIENT) & coordinator.rlike(STABLE_REJOIN.pattern) & within
-    return F.coalesce(client.startswith(REVOKE_ROUND) | silent, F.lit(False))
-
-
-def _member_causes(ev: DataFrame, rows: DataFrame) -> DataFrame:
-    """For KIP-848 epochs: the member events between the previous epoch's start and
-    this one's, as "member_left x2, member_joined"."""
-    group = ["cluster", "group_id"]
-    by_gen = Window.partitionBy(*group).orderBy("generation")
-    spans = rows.where(F.col("started_at").isNotNull()).select(
-        *group,
-        "generation",
-        "started_at",
-        F.lag("started_at").over(by_gen).alias("previous_start"),
-    )
-    members = ev.where(F.col("event").isin(*MEMBER_EVENTS)).select(
-        *group, F.col("logged_at").alias("at"), "event"
-    )
-    joined = members.join(spans, group).where(
-        (F.col("at") <= F.col("started_at"))
-        & (F.col("previous_start").isNull() | (F.col("at") > F.col("previous_start")))
-    )
-    counted = joined.groupBy(*group, "generation", "event").agg(F.count(F.lit(1)).alias("n"))
-    label = F.when(F.col("n") > 1, F.format_string("%s x%d", "event", "n")).otherwise(
-        F.col("event")
-    )
-    return counted.groupBy(*group, "generation").agg(
-        F.array_join(F.sort_array(F.collect_list(label)), ", ").alias("member_cause")
-    )
+def _group_table(
+    key: tuple[pa.Scalar, ...], table: pa.Table, *, run_date: dt.date, schema: pa.Schema
+) -> pa.Table:
+    plain = (key[0].as_py(), key[1].as_py())
+    rows = timeline_rows(plain, group_generations(log_rows_of(table)), run_date)
+    return pa.Table.from_pylist(rows, schema=schema)

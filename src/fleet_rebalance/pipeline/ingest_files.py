@@ -1,4 +1,4 @@
-"""Which raw files a run ingests for a date (listing and reading them: capture/store.py).
+"""Which raw files a run ingests for a date (listing and reading them: capture/store/).
 
 For a date D, a readable file is
 - taken when its path is dated D, when it is a broker log dated a neighbour of D (a

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
-from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
+from fleet_rebalance.assignors import Assignor, Subscription, TopicPartition, get_assignor
 from fleet_rebalance.assignors.registry import available_assignors
+from fleet_rebalance.assignors.types import Assignment, PartitionRacks
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.metrics import differing_partitions, event_metrics
-from fleet_rebalance.replay.snapshots import Snapshot
+from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 OBSERVED = "observed"
 
@@ -88,6 +89,7 @@ def replay_events(
             and declared.generation == shadow.generation
             and declared.assignment == shadow.assignment
         )
+        expected: Assignment | None
         if not event.assigned:  # no assignment computed: everyone kept what they had
             expected = {k: list(shadow.assignment.get(k, ())) for k in members}
         elif not reuse:
@@ -163,7 +165,13 @@ def replay_events(
         shadow.generation += 1
 
 
-def _expected(event: RebalanceEvent, shadow: _State, members, counts, inputs: _Inputs):
+def _expected(
+    event: RebalanceEvent,
+    shadow: _State,
+    members: Mapping[str, MemberSnapshot],
+    counts: Mapping[str, int],
+    inputs: _Inputs,
+) -> Assignment | None:
     """The declared strategy's assignment at this event from the shadow state; None
     when the group declares none we replay, or an assignor failed on it."""
     strategy = event.snapshot.strategy
@@ -176,7 +184,11 @@ def _expected(event: RebalanceEvent, shadow: _State, members, counts, inputs: _I
 
 
 def _seed(
-    event: RebalanceEvent, previous: Snapshot, states, loaded, inputs: _Inputs
+    event: RebalanceEvent,
+    previous: Snapshot,
+    states: Mapping[str, _State],
+    loaded: Mapping[str, Assignor],
+    inputs: _Inputs,
 ) -> Iterator[ReplayRow]:
     """State before a day that starts from the previous date's baseline capture
     (`previous`, the first event's): what was observed there, and what each assignor
@@ -209,18 +221,44 @@ class _Inputs:
     racks: Mapping[TopicPartition, list[str]] | None
     topic_ids: Mapping[str, str] | None
 
-    def assign(self, assignor, counts, subscriptions):
+    def assign(
+        self,
+        assignor: Assignor,
+        counts: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+    ) -> Assignment:
         if self.topic_ids and getattr(assignor, "takes_topic_ids", False):
-            return assignor.assign(counts, subscriptions, self.racks, topic_ids=self.topic_ids)
+            by_id = cast(_TakesTopicIds, assignor)  # the flag says assign() takes them
+            return by_id.assign(counts, subscriptions, self.racks, topic_ids=self.topic_ids)
         return assignor.assign(counts, subscriptions, self.racks)
 
 
+class _TakesTopicIds(Protocol):
+    """An assignor whose `takes_topic_ids` is true: assign() also takes the topic ids
+    (the uniform assignor breaks ties by them, as Kafka's does)."""
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        partition_racks: PartitionRacks | None = None,
+        *,
+        topic_ids: Mapping[str, str] | None = None,
+    ) -> Assignment: ...
+
+
 def _assign(
-    assignor, members, counts, state: _State, inputs: _Inputs
+    assignor: Assignor,
+    members: Mapping[str, MemberSnapshot],
+    counts: Mapping[str, int],
+    state: _State,
+    inputs: _Inputs,
 ) -> dict[str, list[TopicPartition]]:
     by_id = {m.member_id: key for key, m in members.items()}
 
-    def subscriptions(owned: Mapping[str, list[TopicPartition]], generation: int):
+    def subscriptions(
+        owned: Mapping[str, list[TopicPartition]], generation: int
+    ) -> dict[str, Subscription]:
         return {
             m.member_id: Subscription(m.subscription, owned.get(key, ()), generation, m.instance_id)
             for key, m in members.items()

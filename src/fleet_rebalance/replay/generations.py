@@ -1,11 +1,14 @@
 """One group's generations from its coordinator_events rows, with what started each.
 
-The same generations as rebalance_timeline (metrics/timeline.py), built in plain Python
-for one group at a time: "Preparing to rebalance ... old generation g" starts generation
-g + 1 and "Stabilized group ... generation g + 1" (or "Group ... with generation g + 1 is
-now empty") ends it; a KIP-848 "Bumped group epoch to e" starts epoch e and "Computed a
-new target assignment for epoch e" ends it. The first line of each wins (two
-coordinators after a failover log the same generation).
+The one place log lines become generations: the replay reads them (replay/history.py)
+and rebalance_timeline is their rows (metrics/timeline.py). "Preparing to rebalance ...
+old generation g" starts generation g + 1 and "Stabilized group ... generation g + 1"
+ends it, or "Group ... with generation g + 1 is now empty" (GroupCoordinator.onCompleteJoin
+logs one or the other when the join phase completes: with no member left the group goes
+Empty instead of syncing); a KIP-848 "Bumped group epoch to e" starts epoch e and
+"Computed a new target assignment for epoch e" ends it. The first line of each wins
+(two coordinators after a failover log the same generation, or the same instant: then
+the line's text orders them); its coordinator is that line's broker.
 
 Member lines (joined, left, failed, fenced) belong to the first generation whose span
 holds them: from MEMBER_LEAD before its start (the new coordinator logs a leave, and a
@@ -96,6 +99,9 @@ class Generation:
     member_count: int | None = None
     # When the generation before it stabilized (None: not logged).
     previous_end: dt.datetime | None = None
+    # The member_count of the generation before it (None: not logged).
+    previous_count: int | None = None
+    broker: int | None = None  # the coordinator's: the start line's, else the end line's
 
     @property
     def at(self) -> dt.datetime:
@@ -140,6 +146,16 @@ class Generation:
             if m.event in ("member_left", "member_failed", "member_fenced") and m.member_id
         }
 
+    def member_summary(self) -> str | None:
+        """Its member lines counted by event ("member_left x2, member_joined"), for a
+        generation whose start line gives no reason (KIP-848); None without any."""
+        counts: dict[str, int] = {}
+        for m in self.members:
+            if m.event != "member_pending":
+                counts[m.event] = counts.get(m.event, 0) + 1
+        labels = sorted(e if n == 1 else f"{e} x{n}" for e, n in counts.items())
+        return ", ".join(labels) or None
+
     def cause(self) -> tuple[str, str | None]:
         """(cause, the line that decided it) from the log alone."""
         reading = self.reading
@@ -177,7 +193,7 @@ def is_follow_up(
 
 def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
     """A group's generations in time order from its coordinator_events rows (dicts with
-    logged_at, event, generation, member_id, reason, line)."""
+    logged_at, event, generation, member_id, reason, line; broker optional)."""
     ordered = sorted(rows, key=lambda r: (r["logged_at"], r.get("line") or ""))
     by_number: dict[int, Generation] = {}
     members: list[MemberLine] = []
@@ -190,12 +206,15 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
             if gen.started_at is None:
                 gen.started_at, gen.start_reason = row["logged_at"], row.get("reason")
                 gen.start_line, gen.protocol = row.get("line"), protocol
+                gen.broker = row.get("broker")
         elif event in ENDS and number is not None:
             protocol = "consumer" if event == "target_assignment" else "classic"
             gen = by_number.setdefault(number, Generation(number, protocol))
             if gen.stabilized_at is None:
                 gen.stabilized_at, gen.end_line = row["logged_at"], row.get("line")
                 gen.member_count = _member_count(event, row.get("line"))
+                if gen.started_at is None:
+                    gen.broker = row.get("broker")
         elif event in MEMBER_EVENTS:
             members.append(
                 MemberLine(
@@ -206,6 +225,7 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
     for gen in generations:
         before = by_number.get(gen.generation - 1)
         gen.previous_end = before.stabilized_at if before is not None else None
+        gen.previous_count = before.member_count if before is not None else None
     for member in members:
         for gen in generations:
             start = gen.started_at or gen.stabilized_at

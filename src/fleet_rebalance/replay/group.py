@@ -267,7 +267,11 @@ def snapshots_from(
 
 
 def _snapshot(
-    at: dt.datetime, members: list[tuple], counts: dict[str, int], follows, warned: bool
+    at: dt.datetime,
+    members: list[tuple],
+    counts: dict[str, int],
+    follows: dt.datetime | None,
+    warned: bool,
 ) -> Snapshot:
     _, state, strategy = members[0][:3]
     return Snapshot(

@@ -13,7 +13,7 @@ parse tasks and the commit of what they wrote), reconcile.py (their reports, eve
 line accounted for), ledger.py (ingested_files).
 
 Files not read (issue 19, hostile input; DESIGN.md "Quality bars"). The listing
-(capture/store.py) reports, without opening them, the entries ingest cannot or must not
+(capture/store/) reports, without opening them, the entries ingest cannot or must not
 read: FIFOs, sockets, devices, unreadable files, symbolic links that loop, dangle or
 lead outside raw_root, links to directories, hidden entries, names that are not UTF-8,
 directories that cannot be listed. Each is an ingested_files row with status `skipped`
