@@ -12,6 +12,7 @@ smaller tables resize instead, which is modelled.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
@@ -65,10 +66,8 @@ def _spread(h: int) -> int:
 
 
 def table_size_for(capacity: int) -> int:
-    n = 1
-    while n < capacity:
-        n <<= 1
-    return n
+    """HashMap.tableSizeFor: the smallest power of two >= capacity."""
+    return 1 << (capacity - 1).bit_length() if capacity > 1 else 1
 
 
 class JavaHashMap(Generic[K]):
@@ -150,10 +149,16 @@ def hashmap_order(
     reached nine keys; that short prefix is simulated, the rest follows the load factor.
     """
     distinct = list(dict.fromkeys(keys))
-    spreads = [_spread(hash_fn(k)) for k in distinct]
+    spreads = [(h & MASK32) ^ ((h & MASK32) >> 16) for h in map(hash_fn, distinct)]
     cap = table_size_for(max(capacity, 1))
     counts: dict[int, int] = {}
     size = 0
+    # Keys put while the table is under 64 buckets are among the first 64; a bin of
+    # nine at any size before that implies nine in one bucket of the first table.
+    if cap < MIN_TREEIFY_CAPACITY and len(distinct) > TREEIFY_THRESHOLD:
+        first_bins = Counter(map((cap - 1).__and__, spreads[:MIN_TREEIFY_CAPACITY]))
+        if max(first_bins.values()) <= TREEIFY_THRESHOLD:
+            size = len(distinct)  # no bin ever overflows: only the load factor grows it
     # putVal: append to the bin; a bin past 8 keys resizes a small table; then
     # ++size > threshold resizes again.
     while size < len(distinct) and cap < MIN_TREEIFY_CAPACITY:
@@ -170,8 +175,8 @@ def hashmap_order(
     while len(distinct) > int(cap * LOAD_FACTOR):
         cap *= 2
     mask = cap - 1
-    order = sorted(range(len(distinct)), key=lambda i: spreads[i] & mask)
-    return [distinct[i] for i in order]
+    buckets = [spread & mask for spread in spreads]
+    return [distinct[i] for i in sorted(range(len(distinct)), key=buckets.__getitem__)]
 
 
 def _bucket_counts(spreads: list[int], cap: int) -> dict[int, int]:

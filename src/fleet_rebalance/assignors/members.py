@@ -17,7 +17,19 @@ def member_info_key(member_id: str, subscription: Subscription) -> tuple:
 
 
 def sorted_members(members: list[str], subscriptions: Mapping[str, Subscription]) -> list[str]:
-    return sorted(members, key=lambda m: member_info_key(m, subscriptions[m]))
+    if any(subscriptions[m].group_instance_id is not None for m in members):
+        return sorted(members, key=lambda m: member_info_key(m, subscriptions[m]))
+    if "".join(members).isascii():  # str order is String.compareTo's
+        return sorted(members)
+    return sorted(members, key=string_key)
+
+
+def member_info_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """All members sorted as MemberInfo. The sort is stable, so the leader's HashMap
+    order matters only between members sharing a group.instance.id."""
+    ids = [s.group_instance_id for s in subscriptions.values() if s.group_instance_id is not None]
+    members = list(subscriptions) if len(ids) == len(set(ids)) else leader_order(subscriptions)
+    return sorted_members(members, subscriptions)
 
 
 def leader_order(subscriptions: Mapping[str, Subscription]) -> list[str]:

@@ -58,10 +58,14 @@ class RangeAssignor(AssignorBase):
                     assignment[member].extend(partitions[start : start + per + (i < extra)])
             return assignment
         states = []
+        subscribed: dict[str, list[str]] = {}  # each topic's members, in leader order
+        for member in order:
+            for topic in subscriptions[member].topic_set:
+                subscribed.setdefault(topic, []).append(member)
         for topic, count in partitions_per_topic.items():
             if count <= 0:
                 continue
-            subscribers = [m for m in order if topic in subscriptions[m].topic_set]
+            subscribers = subscribed.get(topic, [])
             states.append(
                 _TopicState(
                     topic, count, sorted_members(subscribers, subscriptions), racks, partition_racks

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 
 from fleet_rebalance.assignors.java import string_key
-from fleet_rebalance.assignors.members import leader_order, sorted_members
+from fleet_rebalance.assignors.members import member_info_order
 from fleet_rebalance.assignors.types import (
     AssignorBase,
     PartitionRacks,
@@ -34,22 +35,37 @@ class RoundRobinAssignor(AssignorBase):
         subscriptions: Mapping[str, Subscription],
         partition_racks: PartitionRacks | None,
     ) -> dict[str, list[TopicPartition]]:
-        members = sorted_members(leader_order(subscriptions), subscriptions)
+        members = member_info_order(subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in members}
         if not members:
             return {}
         topics = sorted({t for s in subscriptions.values() for t in s.topics}, key=string_key)
         present = [t for t in topics if t in partitions_per_topic]
-        ordered = [tp for t in present for tp in topic_partitions(t, partitions_per_topic[t])]
         if all(subscriptions[m].topic_set.issuperset(present) for m in members):
             # Nobody is ever skipped: member k takes every len(members)-th partition.
+            ordered = [tp for t in present for tp in topic_partitions(t, partitions_per_topic[t])]
             for k, member in enumerate(members):
-                assignment[member] = list(ordered[k :: len(members)])
+                assignment[member] = ordered[k :: len(members)]
             return assignment
+        subscribers: dict[str, list[int]] = {t: [] for t in present}
+        for index, member in enumerate(members):
+            for topic in subscriptions[member].topic_set:
+                if topic in subscribers:
+                    subscribers[topic].append(index)
+        # Kafka deals partition by partition, skipping members not subscribed to its topic.
+        # Within a topic that visits the topic's subscribers in a circle, starting from the
+        # first at or after the current position: whole topics are dealt by slicing.
         position = 0
-        for tp in ordered:
-            while tp.topic not in subscriptions[members[position]].topic_set:
-                position = (position + 1) % len(members)
-            assignment[members[position]].append(tp)
-            position = (position + 1) % len(members)
+        for topic, indexes in subscribers.items():
+            count = partitions_per_topic[topic]
+            if count <= 0:
+                continue
+            partitions = topic_partitions(topic, count)
+            first = bisect.bisect_left(indexes, position)
+            if first == len(indexes):
+                first = 0
+            for k in range(min(len(indexes), count)):
+                member = members[indexes[(first + k) % len(indexes)]]
+                assignment[member].extend(partitions[k :: len(indexes)])
+            position = (indexes[(first + count - 1) % len(indexes)] + 1) % len(members)
         return assignment

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sized
 from operator import itemgetter
 from typing import Any
@@ -212,15 +213,24 @@ class _ConstrainedBuilder:
         return assigned
 
     def _unassigned(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
-        ordered = [
-            tp
-            for t in sorted(self.topics, key=string_key)
-            for tp in topic_partitions(t, self.topics[t])
-        ]
-        if not assigned:
-            return ordered
-        taken = set(assigned)
-        return [tp for tp in ordered if tp not in taken]
+        """Partitions nobody kept, by topic then partition. `assigned` holds distinct
+        partitions (previous_ownership leaves each one owner), so a topic with as many
+        kept partitions as it has is skipped without looking at its partitions."""
+        kept = Counter(map(itemgetter(0), assigned))
+        taken: set[TopicPartition] | None = None
+        unassigned: list[TopicPartition] = []
+        for topic in sorted(self.topics, key=string_key):
+            count = self.topics[topic]
+            if kept[topic] >= count:
+                continue
+            partitions = topic_partitions(topic, count)
+            if not kept[topic]:
+                unassigned.extend(partitions)
+                continue
+            if taken is None:
+                taken = set(assigned)
+            unassigned.extend(tp for tp in partitions if tp not in taken)
+        return unassigned
 
     def _assign_rack_aware_round_robin(
         self, unassigned: list[TopicPartition]

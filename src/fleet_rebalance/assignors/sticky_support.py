@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import bisect
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import itemgetter, lt
 
 from fleet_rebalance.assignors.java import JavaHashMap, string_key, topic_partition_hash
 from fleet_rebalance.assignors.members import member_rack
@@ -18,6 +20,8 @@ from fleet_rebalance.assignors.types import (
 )
 
 log = logging.getLogger("fleet_rebalance.assignors.sticky")
+_TOPIC = itemgetter(0)
+_PARTITION = itemgetter(1)
 
 
 def _tp_hash(tp: TopicPartition) -> int:
@@ -62,15 +66,26 @@ def previous_ownership(
     owned: dict[str, list[TopicPartition]] = {}
     multiple: set[TopicPartition] = set()
     max_generation = DEFAULT_GENERATION
+    seed: Collection[str] = ()
+    uncontested = _all_valid_and_distinct(order, subscriptions, partitions_per_topic)
     for consumer in order:
         subscription = subscriptions[consumer]
+        if uncontested:
+            owned[consumer] = list(subscription.owned_partitions)
         # Kafka seeds the comparison from the first non-empty subscription it meets.
         if not subscribed:
             subscribed |= subscription.topic_set
-        elif all_equal and subscription.topic_set != subscribed:
+            seed = subscription.topics
+        elif (
+            all_equal
+            and subscription.topics != seed  # equal tuples, equal sets: the cheap check
+            and subscription.topic_set != subscribed
+        ):
             all_equal = False
         generation = subscription.generation
         max_generation = max(max_generation, generation)
+        if uncontested:
+            continue
         mine: list[TopicPartition] = []
         owned[consumer] = mine
         for tp in valid_owned(subscription, partitions_per_topic):
@@ -110,6 +125,21 @@ def previous_ownership(
                 _remove_first(owned[other], tp)
                 owner_of[tp] = consumer
     return PreviousOwnership(all_equal, owned, multiple, max_generation)
+
+
+def _all_valid_and_distinct(
+    order: list[str],
+    subscriptions: Mapping[str, Subscription],
+    partitions_per_topic: Mapping[str, int],
+) -> bool:
+    """Every owned partition exists and has one claimant (the usual case), checked with
+    bulk operations instead of previous_ownership's per-partition loop."""
+    claimed = list(chain.from_iterable(subscriptions[c].owned_partitions for c in order))
+    if not claimed:
+        return True
+    numbers = list(map(_PARTITION, claimed))
+    counts = map(partitions_per_topic.get, map(_TOPIC, claimed), repeat(0))
+    return min(numbers) >= 0 and all(map(lt, numbers, counts)) and len(set(claimed)) == len(claimed)
 
 
 def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
@@ -192,14 +222,26 @@ class SortedConsumers:
         self._topics_of = topics_of or {}
         self._keys: list[tuple[int, bytes, str]] = []
         self._by_topic: dict[str, list[tuple[int, bytes, str]]] = {}
+        # Per member, built once: the sorted lists it belongs to (these lists are only
+        # ever changed in place) and its id's sort key.
+        self._lists_of: dict[str, list[list[tuple[int, bytes, str]]]] = {}
+        self._id_keys: dict[str, bytes] = {}
 
     def _key(self, consumer: str) -> tuple[int, bytes, str]:
-        return (self._size(consumer), string_key(consumer), consumer)
+        id_key = self._id_keys.get(consumer)
+        if id_key is None:
+            id_key = self._id_keys[consumer] = string_key(consumer)
+        return (self._size(consumer), id_key, consumer)
 
-    def _lists(self, consumer: str) -> Iterator[list[tuple[int, bytes, str]]]:
-        yield self._keys
-        for topic in self._topics_of.get(consumer, ()):
-            yield self._by_topic.setdefault(topic, [])
+    def _lists(self, consumer: str) -> list[list[tuple[int, bytes, str]]]:
+        lists = self._lists_of.get(consumer)
+        if lists is None:
+            lists = [self._keys]
+            lists.extend(
+                self._by_topic.setdefault(t, []) for t in self._topics_of.get(consumer, ())
+            )
+            self._lists_of[consumer] = lists
+        return lists
 
     def add(self, consumer: str) -> None:
         key = self._key(consumer)

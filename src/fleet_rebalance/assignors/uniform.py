@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
+from operator import itemgetter
 
 from fleet_rebalance.assignors.java import (
     DEFAULT_CAPACITY,
@@ -45,6 +47,8 @@ from fleet_rebalance.assignors.types import (
 )
 
 MAX_ITERATION_COUNT = 16
+_TOPIC = itemgetter(0)
+_PARTITION = itemgetter(1)
 
 
 def _copy_capacity(size: int) -> int:
@@ -62,14 +66,17 @@ def _int_set_order(partitions: list[int]) -> list[int]:
         return ordered
     if ordered[-1] < 1 << 16:  # HashMap's spread leaves values under 2^16 alone
         mask = table_size_for(capacity) - 1
-        buckets = [p & mask for p in ordered]
+        if ordered[-1] - ordered[0] <= mask:
+            # One key per bin, ascending from the bin after the first's: a rotation.
+            wrap = bisect.bisect_left(ordered, (ordered[0] | mask) + 1)
+            return ordered[wrap:] + ordered[:wrap]
+        bucket = mask.__and__
         if (
             len(ordered) <= TREEIFY_THRESHOLD
             or mask >= MIN_TREEIFY_CAPACITY - 1
-            or ordered[-1] - ordered[0] <= mask  # one key per bin
-            or max(Counter(buckets).values()) <= TREEIFY_THRESHOLD
+            or max(Counter(map(bucket, ordered)).values()) <= TREEIFY_THRESHOLD
         ):  # no bin grew past eight, so no resize: a stable sort by bucket
-            return [p for _, p in sorted(zip(buckets, ordered, strict=True))]
+            return sorted(ordered, key=bucket)
     return hashmap_order(ordered, _identity, capacity)
 
 
@@ -179,12 +186,12 @@ class UniformAssignor(AssignorBase):
         if not members:
             return {}
         keys = _TopicKeys(topic_ids)
-        current = _current_assignment(members, subscriptions, partitions_per_topic, keys)
+        current, claimed = _current_assignment(members, subscriptions, partitions_per_topic, keys)
         first = subscriptions[members[0]]
-        if all(subscriptions[m].topic_set == first.topic_set for m in members):
+        if all(_same_topics(subscriptions[m], first) for m in members):
             # Insertion order decides ties inside a hash bucket: the subscription's order.
             topics = [t for t in dict.fromkeys(first.topics) if t in partitions_per_topic]
-            result = _homogeneous(members, topics, partitions_per_topic, current, keys)
+            result = _homogeneous(members, topics, partitions_per_topic, current, claimed, keys)
         else:
             result = _Heterogeneous(
                 members, subscriptions, partitions_per_topic, current, keys
@@ -192,37 +199,78 @@ class UniformAssignor(AssignorBase):
         return result
 
 
+def _same_topics(subscription: Subscription, other: Subscription) -> bool:
+    """Equal topic sets; equal tuples (the usual case) are compared first, more cheaply."""
+    return subscription.topics == other.topics or subscription.topic_set == other.topic_set
+
+
 def _current_assignment(
     members: list[str],
     subscriptions: Mapping[str, Subscription],
     partitions_per_topic: Mapping[str, int],
     keys: _TopicKeys,
-) -> dict[str, dict[str, list[int]]]:
-    """Each member's owned partitions per topic (topics in HashMap<Uuid> order); a
-    partition may have one owner only, as the coordinator guarantees."""
-    owner: dict[TopicPartition, str] = {}
-    claim = owner.setdefault
+) -> tuple[dict[str, dict[str, list[int]]], dict[str, list[int]]]:
+    """Each member's owned partitions per topic (topics in HashMap<Uuid> order), and
+    every topic's owned partitions; a partition may have one owner only, as the
+    coordinator guarantees. A member's partitions are not yet in HashSet order: that
+    order only matters where a member keeps part of a topic (see _int_set_order)."""
     count = partitions_per_topic.get
     current: dict[str, dict[str, list[int]]] = {}
+    claimed: dict[str, list[int]] = {}
     for member in members:
-        per_topic: dict[str, list[int]] = {}
-        for tp in subscriptions[member].owned_partitions:
-            topic, partition = tp
-            if not 0 <= partition < count(topic, 0):
+        owned = subscriptions[member].owned_partitions
+        if not owned:
+            current[member] = {}
+            continue
+        topics = dict.fromkeys(map(_TOPIC, owned))
+        if len(topics) == 1:  # the usual case, without a per-partition loop
+            (topic,) = topics
+            numbers = list(map(_PARTITION, owned))
+            if min(numbers) >= 0 and max(numbers) < count(topic, 0):
+                current[member] = {topic: numbers}
+                claimed.setdefault(topic, []).extend(numbers)
                 continue
-            if claim(tp, member) != member:
-                raise AssignorInputError(
-                    f"{tp} is owned by both {owner[tp]!r} and {member!r}; a KIP-848 group "
-                    "assigns each partition to one member"
-                )
-            partitions = per_topic.get(topic)
-            if partitions is None:
-                per_topic[topic] = [partition]
-            else:
-                partitions.append(partition)
+        per_topic: dict[str, list[int]] = {}
+        if len(owned) < 4 * len(topics):  # a few per topic: one pass is cheapest
+            for topic, partition in owned:
+                if 0 <= partition < count(topic, 0):
+                    per_topic.setdefault(topic, []).append(partition)
+        else:
+            # _int_set_order sorts each topic's numbers: sorting all of them by topic,
+            # then partition, loses nothing and splits them by topic in bulk.
+            ordered = sorted(owned)
+            names = list(map(_TOPIC, ordered))
+            numbers = list(map(_PARTITION, ordered))
+            for topic in topics:  # first-appearance order, which the topics' HashMap keeps
+                start = bisect.bisect_left(names, topic)
+                end = bisect.bisect_right(names, topic, start)
+                mine = numbers[start:end]
+                if mine[0] < 0 or mine[-1] >= count(topic, 0):
+                    mine = [p for p in mine if 0 <= p < count(topic, 0)]
+                if mine:
+                    per_topic[topic] = mine
         topic_order = keys.order(list(per_topic)) if len(per_topic) > 1 else per_topic
-        current[member] = {t: _int_set_order(per_topic[t]) for t in topic_order}
-    return current
+        current[member] = {t: per_topic[t] for t in topic_order}
+        for topic, mine in per_topic.items():
+            claimed.setdefault(topic, []).extend(mine)
+    if not all(len(set(ps)) == len(ps) for ps in claimed.values()):
+        _raise_for_shared_partition(members, current)
+    return current, claimed
+
+
+def _raise_for_shared_partition(
+    members: list[str], current: dict[str, dict[str, list[int]]]
+) -> None:
+    """Name the first partition two members own (one member listing it twice is fine)."""
+    owner: dict[tuple[str, int], str] = {}
+    for member in members:
+        for topic, partitions in current[member].items():
+            for p in partitions:
+                if owner.setdefault((topic, p), member) != member:
+                    raise AssignorInputError(
+                        f"{TopicPartition(topic, p)} is owned by both {owner[topic, p]!r} and "
+                        f"{member!r}; a KIP-848 group assigns each partition to one member"
+                    )
 
 
 def _homogeneous(
@@ -230,14 +278,20 @@ def _homogeneous(
     topics: list[str],
     partitions_per_topic: Mapping[str, int],
     current: dict[str, dict[str, list[int]]],
+    claimed: dict[str, list[int]],
     keys: _TopicKeys,
 ) -> dict[str, list[TopicPartition]]:
     if not topics:
         return {}
     topic_set = keys.order(topics, _copy_capacity(len(topics)))
     parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in topic_set}
-    owned = {parts[t][p] for m in members for t, ps in current[m].items() if t in parts for p in ps}
-    unassigned = [tp for t in topic_set for tp in parts[t] if tp not in owned]
+    unassigned: list[TopicPartition] = []
+    for topic in topic_set:
+        taken = set(claimed.get(topic, ()))
+        if not taken:
+            unassigned.extend(parts[topic])
+        elif len(taken) < len(parts[topic]):
+            unassigned.extend(tp for tp in parts[topic] if tp[1] not in taken)
     total = sum(partitions_per_topic[t] for t in topic_set)
     minimum, extra = divmod(total, len(members))
     target: dict[str, list[TopicPartition]] = {}
@@ -251,16 +305,15 @@ def _homogeneous(
         for topic, partitions in current[member].items():
             if topic not in parts:
                 continue
+            by_number = parts[topic].__getitem__
             if len(partitions) <= quota:
                 quota -= len(partitions)
-                kept.extend(parts[topic][p] for p in partitions)
+                kept.extend(map(by_number, partitions))
                 continue
-            for p in partitions:
-                if quota > 0:
-                    quota -= 1
-                    kept.append(parts[topic][p])
-                else:
-                    unassigned.append(parts[topic][p])
+            partitions = _int_set_order(partitions)  # which ones stay: HashSet order
+            kept.extend(map(by_number, partitions[:quota]))
+            unassigned.extend(map(by_number, partitions[quota:]))
+            quota = 0
         # KAFKA-18688 (4.1): a member that would fill its extra slot from the unassigned
         # partitions leaves it to a later member, which may already own its extra one.
         if quota > 0 and gets_extra and len(members) - index > extra:
@@ -293,9 +346,8 @@ class _Heterogeneous:
         self.members = members
         self.keys = keys
         self.counts = partitions_per_topic
-        self.subscribed = {
-            m: {t for t in subscriptions[m].topic_set if t in partitions_per_topic} for m in members
-        }
+        present = partitions_per_topic.keys()
+        self.subscribed = {m: subscriptions[m].topic_set & present for m in members}
         self.subscribers: dict[str, list[int]] = {}
         for index, member in enumerate(members):
             for topic in dict.fromkeys(subscriptions[member].topics):
@@ -303,15 +355,17 @@ class _Heterogeneous:
                     self.subscribers.setdefault(topic, []).append(index)
         self.sizes = [0] * len(members)
         self.owners = {t: [-1] * partitions_per_topic[t] for t in self.subscribers}
+        self.parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in self.subscribers}
         self.target: dict[str, dict[TopicPartition, None]] = {}
         for index, member in enumerate(members):
             kept: dict[TopicPartition, None] = {}
             for topic, partitions in current[member].items():
                 if topic in self.subscribed[member]:
                     self.sizes[index] += len(partitions)
+                    owners = self.owners[topic]
                     for p in partitions:
-                        self.owners[topic][p] = index
-                        kept[TopicPartition(topic, p)] = None
+                        owners[p] = index
+                    kept.update(dict.fromkeys(map(self.parts[topic].__getitem__, partitions)))
             self.target[member] = kept
 
     def _topic_key(self, topic: str) -> tuple:
@@ -350,7 +404,7 @@ class _Heterogeneous:
         if balancer.initialize(self.subscribers[topic]) <= 1:
             return moved
         owners = self.owners[topic]
-        partitions = sorted(range(self.counts[topic]), key=lambda p: (owners[p], p))
+        partitions = sorted(range(self.counts[topic]), key=owners.__getitem__)  # stable
         start: dict[int, int] = {}
         end: dict[int, int] = {}
         for i, p in enumerate(partitions):
@@ -378,7 +432,7 @@ class _Heterogeneous:
 
     def _assign(self, topic: str, partition: int, member_index: int) -> None:
         old = self.owners[topic][partition]
-        tp = TopicPartition(topic, partition)
+        tp = self.parts[topic][partition]
         if old != -1:
             del self.target[self.members[old]][tp]
             self.sizes[old] -= 1
@@ -397,7 +451,8 @@ class _Balancer:
     def initialize(self, members: list[int]) -> int:
         if not members:
             raise ValueError("Cannot balance an empty subscriber list.")
-        self.sorted = sorted(members, key=lambda m: (self.sizes[m], m))
+        self.sorted = sorted(members)
+        self.sorted.sort(key=self.sizes.__getitem__)  # stable: by size, then index
         self.least_end = 0
         self.least_count = self.sizes[self.sorted[0]] - 1
         self.next_least = 0
