@@ -266,13 +266,12 @@ def processes_under(directories: list[Path]) -> list[Process]:
     return found
 
 
-def upload_sample(s3, bucket: str, prefix: str) -> None:
-    """data/sample into s3://bucket/prefix (a new bucket) on the moto server `s3`."""
+def upload_tree(s3, root: Path, bucket: str, prefix: str) -> None:
+    """`root` into s3://bucket/prefix (a new bucket) on the moto server `s3`."""
     import pyarrow.fs as pafs
 
     s3.create_bucket(bucket)
-    sample = str(PROJECT / "data" / "sample")
-    pafs.copy_files(sample, f"{bucket}/{prefix}", destination_filesystem=s3.filesystem())
+    pafs.copy_files(str(root), f"{bucket}/{prefix}", destination_filesystem=s3.filesystem())
 
 
 def kill_tree(process: subprocess.Popen) -> None:

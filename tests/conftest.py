@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS env)
+
+from fleet_rebalance.config import Config
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -114,3 +117,30 @@ def clean_nightly(spark, tmp_path_factory) -> Path:
     config = Config(raw_root=str(PROJECT / "data" / "sample"), warehouse=str(warehouse))
     run_steps(spark, config, dt.date(2026, 11, 20))
     return warehouse
+
+
+@dataclass(frozen=True)
+class SampleNightlies:
+    """A warehouse holding data/sample's two dates, each date's nightly run in order (the
+    first date is the second's baseline, as in production); `counts`: the rows the
+    second date's steps wrote."""
+
+    config: Config
+    counts: dict[str, dict]
+
+
+@pytest.fixture(scope="session")
+def sample_nightlies(spark, tmp_path_factory) -> SampleNightlies:
+    """Shared by test_nightly_job (its checks of the second date), test_backfill (the
+    reference a backfill must reproduce, and a backfill over it) and test_report_layout
+    (which copies it and adds a date). A test that runs anything on it must assert that
+    nothing was committed; one that would change it works on a copy."""
+    import datetime as dt
+
+    from fleet_rebalance.pipeline.nightly import run_steps
+
+    warehouse = tmp_path_factory.mktemp("sample-nightlies")
+    config = Config(raw_root=str(PROJECT / "data" / "sample"), warehouse=str(warehouse))
+    run_steps(spark, config, dt.date(2026, 11, 19))
+    counts = run_steps(spark, config, dt.date(2026, 11, 20))
+    return SampleNightlies(config, counts)

@@ -1,6 +1,6 @@
 """The Airflow DAGs, for real: apache-airflow in its own virtualenv (Airflow's pins clash
 with the job's), a DagBag import check, the structure of the nightly and the weekly
-maintain DAG, and `airflow dags test` running the nightly on data/sample.
+maintain DAG, and `airflow dags test` running the nightly on one cluster of data/sample.
 
 The virtualenv is .venv-airflow in the checkout, built on first use (about a minute
 from PyPI) and reused while AIRFLOW_VERSION is unchanged.
@@ -145,17 +145,19 @@ def test_a_pool_of_one_slot_keeps_nightly_and_maintain_apart(dag_shapes):
 
 
 def test_dags_test_runs_the_nightly_for_one_date(airflow_venv, airflow_env, tmp_path):
-    """One cluster of the sample (`lab`) is enough to see Airflow run the whole nightly;
-    the sample's every group is the nightly tests' business."""
+    """One cluster of the sample (`prod-east`, its smallest) is enough to see Airflow run
+    the whole nightly; the sample's every group is the nightly tests' business. Two
+    shuffle partitions for local[2], as the test session has."""
     warehouse, raw = tmp_path / "warehouse", tmp_path / "raw"
-    shutil.copytree(PROJECT / "data" / "sample" / "lab", raw / "lab")
+    shutil.copytree(PROJECT / "data" / "sample" / "prod-east", raw / "prod-east")
     conf = tmp_path / "airflow.yaml"
+    local = (PROJECT / "conf" / "local.yaml").read_text()
+    assert "spark.sql.shuffle.partitions: 8" in local  # else the conf below keeps 8
     conf.write_text(
-        (PROJECT / "conf" / "local.yaml")
-        .read_text()
-        .replace("raw_root: ../data/sample", f"raw_root: {raw}")
+        local.replace("raw_root: ../data/sample", f"raw_root: {raw}")
         .replace("warehouse: ../warehouse", f"warehouse: {warehouse}")
         .replace("master: local[*]", "master: local[2]")
+        .replace("spark.sql.shuffle.partitions: 8", "spark.sql.shuffle.partitions: 2")
     )
     returncode, output = _dags_test(airflow_env, conf)
     assert returncode == 0, output[-5000:]

@@ -23,7 +23,7 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.date_span import DateSpan
 from fleet_rebalance.errors import JobFailed
 from fleet_rebalance.pipeline import backfill, bronze, gold, metrics, silver
-from fleet_rebalance.pipeline.nightly import STEPS, StepFailed, report, run_steps
+from fleet_rebalance.pipeline.nightly import STEPS, StepFailed, report
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark
@@ -88,11 +88,10 @@ def metrics_failing_on(day: dt.date):
 
 
 @pytest.fixture(scope="module")
-def singles(spark, tmp_path_factory):
-    """Two single-date nightlies, D1 then D2: the reference, and their rows."""
-    config = sample_config(tmp_path_factory.mktemp("singles"))
-    run_steps(spark, config, D1)
-    run_steps(spark, config, D2)
+def singles(spark, sample_nightlies):
+    """Two single-date nightlies, D1 then D2 (the session's, conftest.sample_nightlies):
+    the reference, and their rows."""
+    config = sample_nightlies.config
     return config, rows(spark, config)
 
 
@@ -170,15 +169,25 @@ def test_a_rerun_of_all_commits_nothing(spark, backfilled, monkeypatch, capsys, 
     assert summary[-1] == f"report: {config.warehouse}/reports/{D2}.html"
 
 
-@pytest.mark.parametrize("span", [DateSpan(D1, D2), DateSpan(D1), DateSpan(last=D2)])
-def test_from_and_to_give_the_same_dates_and_tables(spark, backfilled, span):
-    """The same two dates, already done: run again, nothing committed."""
+SPANS = [DateSpan(D1, D2), DateSpan(D1), DateSpan(last=D2)]
+
+
+@pytest.mark.parametrize("span", SPANS, ids=["from-to", "from", "to"])
+def test_from_and_to_give_the_same_dates(span, tmp_path):
+    """--from D1 --to D2, --from D1 and --to D2 select the capture dates --all does (the
+    dates are all a backfill.run is given: test_a_span_rerun_gives_the_same_tables)."""
+    config = sample_config(tmp_path / "unused")
+    assert backfill.capture_dates(config, span) == backfill.capture_dates(config, DateSpan())
+    assert backfill.capture_dates(config, span) == [D1, D2]
+
+
+def test_a_span_rerun_gives_the_same_tables(spark, backfilled):
+    """The two dates, already done, run again through a span: nothing committed."""
     config, *_ = backfilled
     before = versions(config)
-    dates = backfill.capture_dates(config, span)
+    dates = backfill.capture_dates(config, DateSpan(D1, D2))
     with progress() as lines:
         assert backfill.run(spark, config, dates, STEPS) == {D1: None, D2: None}
-    assert dates == [D1, D2]
     assert date_lines(lines) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
     assert versions(config) == before  # so its tables are still the reference's
 

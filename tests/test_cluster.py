@@ -20,9 +20,10 @@ from cluster_support import (
     nightly,
     processes_under,
     standalone_cluster,
-    upload_sample,
+    upload_tree,
     write_conf,
 )
+from small_fleet_nightly import small_nightly_fixture  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 DAY = "2026-11-20"
@@ -31,14 +32,17 @@ BUCKET = "fleet-cluster"
 
 
 def test_nightly_on_a_cluster_with_captures_and_tables_on_s3_equals_local_mode(
-    spark, s3, tmp_path, clean_nightly
+    spark, s3, tmp_path, small_nightly
 ):
     """Workers in empty directories with no AWS_* variable: the executors reach S3 only
     with the storage options of the conf and the credentials the driver passes them.
     (moto answers anonymous requests too, so the executors' environment is checked.)
     One worker is killed mid-replay: Spark re-runs what it lost on the other, and the
-    tables are still the local run's (one cluster nightly checks both, for CI's time)."""
-    upload_sample(s3, BUCKET, "raw")
+    tables are still the local run's (one cluster nightly checks both, for CI's time).
+    The fleet is small_fleet_nightly's: every step and table of the nightly on three
+    clusters' captures, at a fraction of the sample's files (each an S3 object here)."""
+    raw, clean = small_nightly
+    upload_tree(s3, raw, BUCKET, "raw")
     conf = write_conf(
         tmp_path,
         "s3",
@@ -93,4 +97,4 @@ def test_nightly_on_a_cluster_with_captures_and_tables_on_s3_equals_local_mode(
     for name in ALL_TABLES:
         assert any(k.startswith(f"wh/{name}/_delta_log/") for k in keys), name
     assert not any("_fleet_staging" in k or "_fleet_aborted" in k for k in keys)
-    assert_same_tables(spark, f"s3://{BUCKET}/wh", clean_nightly, s3.storage_options)
+    assert_same_tables(spark, f"s3://{BUCKET}/wh", clean, s3.storage_options)

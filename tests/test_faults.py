@@ -1,5 +1,6 @@
 """Faults while the nightly writes: a killed driver, two runs of one date at once, and
-stray or corrupt Parquet files under a table. The reference is one clean local run."""
+stray or corrupt Parquet files under a table. The reference is one clean local run (of
+small_fleet_nightly's fleet: the race is among the gold writes, whatever the fleet's size)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shutil
 import pytest
 from cluster_support import ALL_TABLES, assert_same_tables, kill_tree, nightly, write_conf
 from deltalake import DeltaTable
+from small_fleet_nightly import small_nightly_fixture  # noqa: F401 (the fixture)
 
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.storage import read_table, write_table
@@ -21,15 +23,16 @@ def _versions(warehouse) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_driver_killed_during_the_final_writes(spark, tmp_path, clean_nightly):
+def test_driver_killed_during_the_final_writes(spark, tmp_path, small_nightly):
     """The date's gold rows are deleted first, so the run has every gold table to write
     (a table whose rows are already there commits nothing); the kill lands among them."""
+    raw, clean_nightly = small_nightly
     warehouse = tmp_path / "wh"
     shutil.copytree(clean_nightly, warehouse)
     for name in gold.TABLES:
         DeltaTable(str(warehouse / name)).delete()
     before = _versions(warehouse)
-    conf = write_conf(tmp_path, "wh")
+    conf = write_conf(tmp_path, "wh", raw_root=str(raw))
     # The first gold table is committed; the kill lands among the others' writes.
     status, output = nightly(conf, DAY, at_line="stickiness: ", then=kill_tree)
     assert status != 0 and "step 3/3 metrics done" not in output, output[-3000:]
@@ -62,3 +65,14 @@ def test_stray_parquet_is_ignored_and_a_corrupt_referenced_one_is_named(spark, t
     referenced.write_bytes(b"PAR1 truncated")
     with pytest.raises(Exception, match=referenced.name):
         read_table(spark, path).collect()
+
+
+def test_the_small_reference_fills_every_table_the_sample_fills(
+    spark, small_nightly, clean_nightly
+):
+    """The cluster and fault tests compare every table with small_nightly's: a table
+    empty there would be compared on its schema alone."""
+    _, small = small_nightly
+    for name in ALL_TABLES:
+        if read_table(spark, str(clean_nightly / name)).count():
+            assert read_table(spark, str(small / name)).count(), name

@@ -27,16 +27,11 @@ ALL_TABLES = {**bronze.TABLES, **silver.TABLES, **gold.TABLES}
 
 
 @pytest.fixture(scope="module")
-def nightly(spark, tmp_path_factory):
-    config = Config(
-        raw_root=str(PROJECT / "data" / "sample"),
-        warehouse=str(tmp_path_factory.mktemp("nightly-warehouse")),
-    )
-    run_steps(spark, config, DAY - dt.timedelta(days=1))  # the baseline day, as in production
-    first = run_steps(spark, config, DAY)
-    snapshot = {name: read_table(spark, config.table_path(name)).collect() for name in ALL_TABLES}
-    lines = report(spark, config, DAY)
-    return config, first, snapshot, lines
+def nightly(spark, sample_nightlies):
+    """The session's two sample nightlies (conftest.sample_nightlies), the second date's
+    report written."""
+    config = sample_nightlies.config
+    return config, sample_nightlies.counts, report(spark, config, DAY)
 
 
 def table(spark, config, name):
@@ -145,7 +140,8 @@ def versions(config: Config) -> dict[str, int]:
 def test_second_run_of_the_same_date_leaves_every_table_unchanged(spark, nightly, caplog):
     """A re-run that changes nothing commits nothing: every table keeps its version
     (before, each silver and gold table took an empty commit), and says so."""
-    config, _, snapshot, _ = nightly
+    config, *_ = nightly
+    snapshot = {name: table(spark, config, name).collect() for name in ALL_TABLES}
     before = versions(config)
     with caplog.at_level(logging.INFO, logger="fleet_rebalance.storage.unchanged"):
         run_steps(spark, config, DAY)
@@ -198,7 +194,7 @@ def test_the_replay_with_the_cut_topic_history_equals_the_replay_with_all_of_it(
 
 
 def test_summary_and_report(nightly):
-    config, counts, _, lines = nightly
+    config, counts, lines = nightly
     events = counts["replay"]["rebalance_events"]
     head = re.match(
         rf"fleet_rebalance {DAY}: 26 groups analysed, (\d+) rebalances .* \+ (\d+) initial joins;",

@@ -31,18 +31,20 @@ LAST = DAYS[-1]
 
 
 @pytest.fixture(scope="module")
-def three_days(spark, tmp_path_factory):
+def three_days(spark, sample_nightlies, tmp_path_factory):
     """(config, report path) of a warehouse holding the sample's two dates and one
-    generated day more, each date's nightly run, the last date's report written."""
-    browser()  # no browser, no run: fail in one line before the nightlies
+    generated day more, each date's nightly run, the last date's report written: a copy
+    of the session's sample nightlies (conftest.sample_nightlies), the sample and the
+    generated day under raw_root, the last date's nightly run."""
+    browser()  # no browser, no run: fail in one line before the nightly
     root = tmp_path_factory.mktemp("three-days")
     raw = root / "raw"
     shutil.copytree(PROJECT / "data" / "sample", raw)
     spec = FleetSpec(start=dt.datetime(2026, 11, 21, 0, tzinfo=dt.UTC), hours=6)
     write_fleet(spec, raw)
+    shutil.copytree(sample_nightlies.config.warehouse, root / "wh")
     config = Config(raw_root=str(raw), warehouse=str(root / "wh"))
-    for day in DAYS:
-        run_steps(spark, config, day)
+    run_steps(spark, config, LAST)
     lines = report(spark, config, LAST)
     return config, Path(lines[-1].removeprefix("report: ").removeprefix("file://"))
 

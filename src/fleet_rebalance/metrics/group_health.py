@@ -104,12 +104,11 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
         parts.append(_ownership(tables["ownership_audit"]))
     if "convergence" in tables:  # convergence_frame's, one row per KIP-848 group
         parts.append(tables["convergence"])
-    groups = parts[0].select(*KEYS)
+    # Each part holds at most one row per group: full joins on the keys (a USING join
+    # keeps one key column) give every group any part names, each part read once.
+    joined = parts[0]
     for part in parts[1:]:
-        groups = groups.unionByName(part.select(*KEYS))
-    joined = groups.distinct()
-    for part in parts:
-        joined = joined.join(part, KEYS, "left")
+        joined = joined.join(part, KEYS, "full")
     if "protocols" in tables:  # protocols.group_protocols': where no recommendation says
         captured = tables["protocols"].select(*KEYS, F.col("protocol").alias("_captured"))
         joined = joined.join(captured, KEYS, "left").withColumn(

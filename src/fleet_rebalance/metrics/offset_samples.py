@@ -19,7 +19,10 @@ def offset_samples(offsets: DataFrame) -> DataFrame:
     valid = offsets.where(F.col("partition").isNotNull() & F.col("topic").isNotNull())
     # Two files for one group capture show up as two different file hashes: a hash
     # aggregate over longs, no sort of the offsets. Only those (rare) captures go on to
-    # pick the winning file by name.
+    # pick the winning file by name. The winners are settled here, once, and kept on
+    # the executors (a local checkpoint, nothing on the driver): the metrics step reads
+    # the samples three times, and each would otherwise scan the offsets twice more to
+    # find them again.
     file_hash = F.xxhash64("source_file")
     contested = (
         valid.groupBy(*GROUP_CAPTURE)
@@ -31,6 +34,7 @@ def offset_samples(offsets: DataFrame) -> DataFrame:
         valid.join(F.broadcast(contested), GROUP_CAPTURE, "left_semi")
         .groupBy(*GROUP_CAPTURE)
         .agg(F.max("source_file").alias("_winner"))
+        .localCheckpoint(eager=True)
     )
     return (
         valid.join(F.broadcast(winners), GROUP_CAPTURE, "left")

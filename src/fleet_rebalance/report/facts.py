@@ -179,7 +179,8 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     per_assignor = (
         sticky.groupBy("assignor")
         .agg(
-            (F.sum("kept") / (F.sum("kept") + F.sum("reassigned"))).alias("stickiness"),
+            # null, not a division by zero, when no group moved a partition
+            F.try_divide(F.sum("kept"), F.sum("kept") + F.sum("reassigned")).alias("stickiness"),
             F.sum("paused_partitions").alias("paused_partitions"),
             F.sum("events").alias("events"),
         )
