@@ -144,3 +144,20 @@ def sample_nightlies(spark, tmp_path_factory) -> SampleNightlies:
     run_steps(spark, config, dt.date(2026, 11, 19))
     counts = run_steps(spark, config, dt.date(2026, 11, 20))
     return SampleNightlies(config, counts)
+
+
+@pytest.fixture(scope="session")
+def small_nightly(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """(raw root, warehouse): small_fleet_nightly.SPEC's fleet and its uninterrupted
+    local nightly of small_fleet_nightly.DAY."""
+    from small_fleet_nightly import DAY, SPEC
+
+    from fleet_rebalance.config import Config
+    from fleet_rebalance.generate.fleet import write_fleet
+    from fleet_rebalance.pipeline.nightly import run_steps
+
+    base = tmp_path_factory.mktemp("small-nightly")
+    raw, warehouse = base / "raw", base / "wh"
+    write_fleet(SPEC, raw)
+    run_steps(spark, Config(raw_root=str(raw), warehouse=str(warehouse)), DAY)
+    return raw, warehouse

@@ -23,7 +23,6 @@ from cluster_support import (
     upload_tree,
     write_conf,
 )
-from small_fleet_nightly import small_nightly_fixture  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 DAY = "2026-11-20"

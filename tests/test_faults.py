@@ -9,7 +9,6 @@ import shutil
 import pytest
 from cluster_support import ALL_TABLES, assert_same_tables, kill_tree, nightly, write_conf
 from deltalake import DeltaTable
-from small_fleet_nightly import small_nightly_fixture  # noqa: F401 (the fixture)
 
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.storage import read_table, write_table
