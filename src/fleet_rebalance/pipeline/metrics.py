@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -271,22 +271,7 @@ def ownership_audit(
         # A share group's members all fetch from the partitions they are assigned
         # (KIP-932): holding one together is its design, not double ownership.
         members = members.where(~F.col("group_type").eqNullSafe(share_groups.SHARE))
-    members = _members_of_one_file(members)
-    warned = members["rebalancing"] if "rebalancing" in members.columns else F.lit(None)
-    listed = members.where(F.col("consumer_id").isNotNull())
-    member = F.col("consumer_id")
-    assigned = F.flatten(F.collect_list("assignment"))
-    groups = listed.groupBy(*GROUP_CAPTURE).agg(
-        F.count_distinct(member).cast("int").alias("listed_members"),
-        F.count_distinct(F.when(F.size("assignment") > 0, member))
-        .cast("int")
-        .alias("assigning_members"),
-        F.count_distinct(F.when(F.col("assignment").isNull(), member))
-        .cast("int")
-        .alias("unknown_assignments"),
-        F.max(warned.cast("boolean")).alias("warned"),
-        (F.size(assigned) > F.size(F.array_distinct(assigned))).alias("_held_twice"),
-    )
+    groups = _capture_members(members)
     # max, not first: two state files of one capture (a text view and a jsonl export)
     # give one answer whatever the order they are read in.
     stated = states.groupBy(*GROUP_CAPTURE).agg(
@@ -307,17 +292,18 @@ def ownership_audit(
         .distinct()
     )
     owners = (
-        listed.join(suspect, GROUP_CAPTURE, how="left_semi")
-        .select(*GROUP_CAPTURE, member, F.explode("assignment").alias("tp"))
-        .select(*GROUP_CAPTURE, "tp.topic", "tp.partition", member)
+        groups.join(suspect, GROUP_CAPTURE, how="left_semi")
+        .select(*GROUP_CAPTURE, F.explode("_holdings").alias("m"))
+        .select(*GROUP_CAPTURE, "m.consumer_id", F.explode("m.assignment").alias("tp"))
+        .select(*GROUP_CAPTURE, "tp.topic", "tp.partition", "consumer_id")
         .groupBy(*partition)
-        .agg(F.array_sort(F.collect_set(member)).alias("owners"))
+        .agg(F.array_sort(F.collect_set("consumer_id")).alias("owners"))
     )
     counted = ("listed_members", "assigning_members", "unknown_assignments")
     candidates = (
         owners.join(unowned, partition, how="full")
         .where(F.coalesce(F.size("owners"), F.lit(0)) != 1)
-        .join(captures.drop("_held_twice"), GROUP_CAPTURE, how="left")
+        .join(captures.drop("_held_twice", "_holdings"), GROUP_CAPTURE, how="left")
         .select(
             *[c for c in partition if c != "captured_at"],
             "captured_at",
@@ -342,20 +328,40 @@ def ownership_audit(
     return _per_key(candidates, ["cluster", "group_id"], columns, schema, per_group)
 
 
-def _members_of_one_file(members: DataFrame) -> DataFrame:
-    """Each group capture's members rows from one file: two files of one capture (a text
-    view and a jsonl export, or `--members` with and without `--verbose`) list the same
-    members, and a member counted twice would own its partitions twice. The file whose
-    path sorts last among those with assignments wins (offset_samples' rule)."""
-    with_assignment = F.when(F.col("assignment").isNotNull(), F.col("source_file"))
-    winners = members.groupBy(*GROUP_CAPTURE).agg(
-        F.coalesce(F.max(with_assignment), F.max("source_file")).alias("_winner")
+def _capture_members(members: DataFrame) -> DataFrame:
+    """Per group capture, what its members rows say, from one file: two files of one
+    capture (a text view and a jsonl export, or `--members` with and without
+    `--verbose`) list the same members, and a member counted twice would own its
+    partitions twice. The file whose path sorts last among those with assignments wins
+    (offset_samples' rule). One aggregation per file, then the winner's row per capture:
+    the members rows are shuffled once and never joined back."""
+    member = F.col("consumer_id")
+    listed = member.isNotNull()
+    warned = members["rebalancing"] if "rebalancing" in members.columns else F.lit(None)
+
+    def distinct(condition: Column) -> Column:
+        return F.size(F.collect_set(F.when(condition, member)))
+
+    per_file = members.groupBy(*GROUP_CAPTURE, "source_file").agg(
+        F.max(F.col("assignment").isNotNull()).alias("_assigns"),
+        distinct(listed).cast("int").alias("listed_members"),
+        distinct(F.size("assignment") > 0).cast("int").alias("assigning_members"),
+        distinct(F.col("assignment").isNull()).cast("int").alias("unknown_assignments"),
+        F.max(F.when(listed, warned.cast("boolean"))).alias("warned"),
+        F.collect_list(
+            F.when(listed & F.col("assignment").isNotNull(), F.struct(member, "assignment"))
+        ).alias("_holdings"),
     )
-    return (
-        members.join(winners, GROUP_CAPTURE, how="inner")
-        .where(F.col("source_file") == F.col("_winner"))
-        .drop("_winner")
+    facts = ["listed_members", "assigning_members", "unknown_assignments", "warned", "_holdings"]
+    chosen = per_file.groupBy(*GROUP_CAPTURE).agg(
+        F.max_by(F.struct(*facts), F.struct("_assigns", "source_file")).alias("_chosen")
     )
+    assigned = F.flatten(F.transform("_chosen._holdings", lambda m: m["assignment"]))
+    return chosen.select(
+        *GROUP_CAPTURE,
+        *[F.col(f"_chosen.{name}").alias(name) for name in facts],
+        (F.size(assigned) > F.size(F.array_distinct(assigned))).alias("_held_twice"),
+    ).where(F.col("listed_members") > 0)
 
 
 def _per_key(
