@@ -36,7 +36,9 @@ def partition_flapping(assignment_replay: DataFrame, rebalance_events: DataFrame
         .agg(
             F.count(F.lit(1)).cast("int").alias("owned_events"),
             F.count_if("changed").cast("int").alias("owner_changes"),
-            F.count_distinct("member_id").cast("int").alias("distinct_owners"),
+            # size(collect_set): count_distinct beside other aggregates expands every
+            # exploded row once per distinct aggregate before a second aggregation.
+            F.size(F.collect_set("member_id")).cast("int").alias("distinct_owners"),
         )
         .join(events, ["cluster", "group_id"], "left")
         .select(

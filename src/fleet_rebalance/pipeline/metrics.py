@@ -24,7 +24,7 @@ from fleet_rebalance.metrics.flapping import partition_flapping
 from fleet_rebalance.metrics.group_health import group_health
 from fleet_rebalance.metrics.migration_plan import migration_plan
 from fleet_rebalance.metrics.offset_samples import offset_samples
-from fleet_rebalance.metrics.protocols import group_context, group_protocols
+from fleet_rebalance.metrics.protocols import group_context
 from fleet_rebalance.metrics.rebalance_causes import rebalance_causes, rebalances
 from fleet_rebalance.metrics.recommendations import (
     declared_strategies,
@@ -117,23 +117,24 @@ def gold_frames(
     }
 
 
-def recommendations_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+def recommendations_frame(
+    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame | None = None
+) -> DataFrame:
     """recommendations of run_date: DESIGN.md's assignor, protocol and static-membership
     rule over the written stickiness and skew, then each group's final change
-    (metrics/changes.py) with the written consumer_status's stuck partitions."""
+    (metrics/changes.py) with the written consumer_status's stuck partitions.
+    `context`: context_frame's (computed here when not given)."""
     table = _reader(spark, config)
     m = config.metrics
-    yesterday = run_date - dt.timedelta(days=1)
     replayed = table("replay_metrics", "event_date", run_date)
     states = table("group_states", "capture_date", run_date)
     declared = declared_strategies(states)
-    logs = table("coordinator_events", "log_date", yesterday, run_date)
     moved = rebalances(table("rebalance_events", "event_date", run_date))
     chosen = recommendations(
         table("stickiness", "date", run_date),
         table("skew", "date", run_date),
         declared,
-        group_context(states, table("members", "capture_date", run_date), logs),
+        context_frame(spark, config, run_date) if context is None else context,
         static_what_if=static_what_if(moved, replayed, declared),
         static_session_timeout_s=m.static_session_timeout_s,
     )
@@ -149,9 +150,12 @@ def recommendations_frame(spark: SparkSession, config: Config, run_date: dt.date
     return final_changes(chosen, moved, replayed, stuck, limits, gold.TABLES["recommendations"])
 
 
-def health_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+def health_frame(
+    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame | None = None
+) -> DataFrame:
     """group_health of run_date from the date's gold tables as written, and the KIP-848
-    convergence of its captures and logs."""
+    convergence of its captures and logs. `context`: context_frame's (computed here when
+    not given)."""
     warehouse = Warehouse(spark, config.warehouse)
     names = list(gold.TABLES)
     tables = {
@@ -167,29 +171,42 @@ def health_frame(spark: SparkSession, config: Config, run_date: dt.date) -> Data
     )
     # A group with no recommendation (share and streams groups are not replayed) still
     # has the protocol its captures name.
-    tables["protocols"] = group_protocols(
-        read("group_states", "capture_date", run_date), read("members", "capture_date", run_date)
-    )
+    if context is None:
+        context = context_frame(spark, config, run_date)
+    tables["protocols"] = context.select("cluster", "group_id", "date", "protocol")
     limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
     return group_health(tables, limits, gold.TABLES["group_health"])
 
 
-def migration_plan_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+def migration_plan_frame(
+    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame | None = None
+) -> DataFrame:
     """protocol_migration_plan of run_date from the written group_health, stickiness and
-    skew, and the date's captures and coordinator logs."""
+    skew, and the date's captures and coordinator logs. `context`: context_frame's
+    (computed here when not given)."""
     table = _reader(spark, config)
-    yesterday = run_date - dt.timedelta(days=1)
     states = table("group_states", "capture_date", run_date)
     members = table("members", "capture_date", run_date)
-    logs = table("coordinator_events", "log_date", yesterday, run_date)
     return migration_plan(
         table("group_health", "date", run_date),
         table("stickiness", "date", run_date),
         table("skew", "date", run_date),
         states,
         members,
-        group_context(states, members, logs),
+        context_frame(spark, config, run_date) if context is None else context,
         gold.TABLES["protocol_migration_plan"],
+    )
+
+
+def context_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+    """protocols.group_context of run_date (each group's protocol, its cluster's brokers):
+    recommendations, group_health and protocol_migration_plan all read it."""
+    table = _reader(spark, config)
+    yesterday = run_date - dt.timedelta(days=1)
+    return group_context(
+        table("group_states", "capture_date", run_date),
+        table("members", "capture_date", run_date),
+        table("coordinator_events", "log_date", yesterday, run_date),
     )
 
 
@@ -393,13 +410,18 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     # Cached: small (one row per group and topic, plus the refused log ends), and two
     # tables read it, which would otherwise each shuffle the offsets by topic.
     per_topic = per_topic_frame(samples, run_date).persist()
+    # One row per group, read by all three DERIVED tables: each would otherwise scan
+    # the day's members and two days' coordinator logs again to find the same answer.
+    context = context_frame(spark, config, run_date).persist()
     try:
         frames = gold_frames(spark, config, run_date, samples, per_topic)
         states = warehouse.read("group_states", where={"capture_date": [run_date]})
         share_groups.report_unrated(states, run_date)
         for name in gold.TABLES:
             started = time.monotonic()
-            frame = frames[name] if name in frames else DERIVED[name](spark, config, run_date)
+            frame = (
+                frames[name] if name in frames else DERIVED[name](spark, config, run_date, context)
+            )
             counts[name] = _write(frame, warehouse, name, run_date)
             log.info(
                 "%s: %d rows for %s in %.1fs",
@@ -410,10 +432,11 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
             )
     finally:
         per_topic.unpersist()
+        context.unpersist()
     return counts
 
 
-DERIVED: dict[str, Callable[[SparkSession, Config, dt.date], DataFrame]] = {
+DERIVED: dict[str, Callable[[SparkSession, Config, dt.date, DataFrame], DataFrame]] = {
     "recommendations": recommendations_frame,
     "group_health": health_frame,
     "protocol_migration_plan": migration_plan_frame,

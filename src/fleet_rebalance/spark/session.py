@@ -42,6 +42,12 @@ BASE_SPARK_CONF = {
     # all spark.sql.shuffle.partitions tasks, each paying a Python worker round trip,
     # however small the day: 1k groups' metrics step took 43.7 s, now 27.8 s.
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
+    # Adaptive execution coalesces shuffle partitions to 64 MiB by default; the replay's
+    # and the metrics' Python stages spend seconds per MiB, so a 5k-group replay ran 5
+    # tasks of ~30 s on 2 cores, the last one alone. 16 MiB evens the waves out (1k
+    # groups' nightly on local[2]: 132.3 s and 130.2 s, then 117.1 s and 123.0 s; 8 MiB:
+    # 124.5 s).
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16m",
     # Workers import pip's pyspark rather than SPARK_HOME's zipped copy (worker_daemon).
     "spark.python.daemon.module": "fleet_rebalance.spark.worker_daemon",
 }
