@@ -118,12 +118,12 @@ def gold_frames(
 
 
 def recommendations_frame(
-    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame | None = None
+    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame
 ) -> DataFrame:
     """recommendations of run_date: DESIGN.md's assignor, protocol and static-membership
     rule over the written stickiness and skew, then each group's final change
     (metrics/changes.py) with the written consumer_status's stuck partitions.
-    `context`: context_frame's (computed here when not given)."""
+    `context`: context_frame's."""
     table = _reader(spark, config)
     m = config.metrics
     replayed = table("replay_metrics", "event_date", run_date)
@@ -134,7 +134,7 @@ def recommendations_frame(
         table("stickiness", "date", run_date),
         table("skew", "date", run_date),
         declared,
-        context_frame(spark, config, run_date) if context is None else context,
+        context,
         static_what_if=static_what_if(moved, replayed, declared),
         static_session_timeout_s=m.static_session_timeout_s,
     )
@@ -151,11 +151,10 @@ def recommendations_frame(
 
 
 def health_frame(
-    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame | None = None
+    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame
 ) -> DataFrame:
     """group_health of run_date from the date's gold tables as written, and the KIP-848
-    convergence of its captures and logs. `context`: context_frame's (computed here when
-    not given)."""
+    convergence of its captures and logs. `context`: context_frame's."""
     warehouse = Warehouse(spark, config.warehouse)
     names = list(gold.TABLES)
     tables = {
@@ -171,19 +170,16 @@ def health_frame(
     )
     # A group with no recommendation (share and streams groups are not replayed) still
     # has the protocol its captures name.
-    if context is None:
-        context = context_frame(spark, config, run_date)
     tables["protocols"] = context.select("cluster", "group_id", "date", "protocol")
     limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
     return group_health(tables, limits, gold.TABLES["group_health"])
 
 
 def migration_plan_frame(
-    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame | None = None
+    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame
 ) -> DataFrame:
     """protocol_migration_plan of run_date from the written group_health, stickiness and
-    skew, and the date's captures and coordinator logs. `context`: context_frame's
-    (computed here when not given)."""
+    skew, and the date's captures and coordinator logs. `context`: context_frame's."""
     table = _reader(spark, config)
     states = table("group_states", "capture_date", run_date)
     members = table("members", "capture_date", run_date)
@@ -193,7 +189,7 @@ def migration_plan_frame(
         table("skew", "date", run_date),
         states,
         members,
-        context_frame(spark, config, run_date) if context is None else context,
+        context,
         gold.TABLES["protocol_migration_plan"],
     )
 
