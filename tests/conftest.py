@@ -107,10 +107,9 @@ def jvm_jars(*sets: str) -> list:
 @pytest.fixture(scope="session")
 def clean_nightly(spark, tmp_path_factory) -> Path:
     """A warehouse holding one uninterrupted local nightly of data/sample for 2026-11-20
-    (no previous date), the reference that cluster and fault runs must reproduce."""
+    (no previous date): the sample's tables, read by the tests that check them."""
     import datetime as dt
 
-    from fleet_rebalance.config import Config
     from fleet_rebalance.pipeline.nightly import run_steps
 
     warehouse = tmp_path_factory.mktemp("clean-nightly")
@@ -152,7 +151,6 @@ def small_nightly(spark, tmp_path_factory) -> tuple[Path, Path]:
     local nightly of small_fleet_nightly.DAY."""
     from small_fleet_nightly import DAY, SPEC
 
-    from fleet_rebalance.config import Config
     from fleet_rebalance.generate.fleet import write_fleet
     from fleet_rebalance.pipeline.nightly import run_steps
 

@@ -25,9 +25,9 @@ def _versions(warehouse) -> dict[str, int]:
 def test_driver_killed_during_the_final_writes(spark, tmp_path, small_nightly):
     """The date's gold rows are deleted first, so the run has every gold table to write
     (a table whose rows are already there commits nothing); the kill lands among them."""
-    raw, clean_nightly = small_nightly
+    raw, clean = small_nightly
     warehouse = tmp_path / "wh"
-    shutil.copytree(clean_nightly, warehouse)
+    shutil.copytree(clean, warehouse)
     for name in gold.TABLES:
         DeltaTable(str(warehouse / name)).delete()
     before = _versions(warehouse)
@@ -43,14 +43,14 @@ def test_driver_killed_during_the_final_writes(spark, tmp_path, small_nightly):
     # still none of the date where it was not.
     committed = {name for name in ALL_TABLES if after[name] > before[name]}
     assert "stickiness" in committed and committed <= set(gold.TABLES), committed
-    assert_same_tables(spark, warehouse, clean_nightly, tables=committed)
+    assert_same_tables(spark, warehouse, clean, tables=committed)
     for name in set(ALL_TABLES) - set(gold.TABLES):
         assert after[name] == before[name], name
     for name in set(gold.TABLES) - committed:
         assert read_table(spark, str(warehouse / name)).isEmpty(), name
     status, output = nightly(conf, DAY)
     assert status == 0, output[-3000:]
-    assert_same_tables(spark, warehouse, clean_nightly)
+    assert_same_tables(spark, warehouse, clean)
 
 
 def test_stray_parquet_is_ignored_and_a_corrupt_referenced_one_is_named(spark, tmp_path):

@@ -290,7 +290,7 @@ def ownership_audit(
     stated = states.groupBy(*GROUP_CAPTURE).agg(
         F.max("state").alias("state"), F.max("member_count").alias("state_members")
     )
-    captures = groups.join(stated, GROUP_CAPTURE, how="full")
+    captures = groups.drop("_held_twice", "_holdings").join(stated, GROUP_CAPTURE, how="full")
     partition = [*GROUP_CAPTURE, "topic", "partition"]
     unowned = samples.where(
         (F.col("capture_date") == F.lit(run_date))
@@ -316,7 +316,7 @@ def ownership_audit(
     candidates = (
         owners.join(unowned, partition, how="full")
         .where(F.coalesce(F.size("owners"), F.lit(0)) != 1)
-        .join(captures.drop("_held_twice", "_holdings"), GROUP_CAPTURE, how="left")
+        .join(captures, GROUP_CAPTURE, how="left")
         .select(
             *[c for c in partition if c != "captured_at"],
             "captured_at",
