@@ -37,3 +37,12 @@ def test_a_persisted_shuffle_is_coalesced_like_any_other(spark):
         assert cached.rdd.getNumPartitions() == 1
     finally:
         cached.unpersist()
+
+
+def test_columns_are_built_without_pyspark_call_site_capture(spark):
+    # PySpark's DataFrame debugging walks the Python stack and makes four Py4J calls per
+    # Column built (session.py); the job's columns are built without it.
+    from pyspark.errors.utils import is_debugging_enabled
+
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+    assert not is_debugging_enabled()
