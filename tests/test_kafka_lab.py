@@ -134,7 +134,9 @@ def test_librdkafkas_own_cooperative_sticky_assigns_every_partition_evenly(lab):
     members = lab.table("members")
     captures = members[members["group_id"] == "lab-rdkafka"].groupby("captured_at")
     for _, capture in captures:  # no partition owned twice, even mid-rebalance
-        owned = [(tp["topic"], tp["partition"]) for a in capture["assignment"] for tp in a]
+        # null: a 3.8/3.9 topic-less assignment the capture's offsets view could not resolve
+        known = [a for a in capture["assignment"] if a is not None]
+        owned = [(tp["topic"], tp["partition"]) for a in known for tp in a]
         assert len(owned) == len(set(owned))
     _, last = list(captures)[-1]
     assert sorted(tp["partition"] for a in last["assignment"] for tp in a) == [0, 1, 2, 3]

@@ -104,3 +104,116 @@ def test_a_capture_in_a_rebalancing_or_unknown_state_is_no_snapshot(state):
     assert events["trigger"].tolist() == ["initial", "member_joined"]
     metrics = out[(out["_table"] == "replay_metrics") & (out["assignor"] == "observed")]
     assert metrics["conforms"].dropna().tolist() == [True]
+
+
+# A live Kafka 3.9.2 lab run (kafka_lab.py; the run recorded in tests/data/lab-3.9):
+# rdkafka-3 joins lab-rdkafka (librdkafka's cooperative-sticky, classic protocol);
+# generation 2 revokes clicks-1 from rdkafka-2, its follow-up round generation 3 hands it
+# to rdkafka-3. The tools' capture stamped 00:13:10 straddles the rounds: its offsets
+# view (taken first) shows clicks-1 ownerless, its members view rdkafka-3's final,
+# topic-less `(1)`, which ingest cannot resolve; the 00:13:20 capture resolves it.
+STRADDLE_LOG = """\
+[2026-11-28 00:12:38,560] INFO [GroupCoordinator 2]: Preparing to rebalance group lab-rdkafka in state PreparingRebalance with old generation 0 (__consumer_offsets-4) (reason: Adding new member lab-rdkafka-2-00c922df-8343-40ab-9c24-6d9b05ae0a61 with group instance id None; client reason: not provided) (kafka.coordinator.group.GroupCoordinator)
+[2026-11-28 00:12:44,698] INFO [GroupCoordinator 2]: Stabilized group lab-rdkafka generation 1 (__consumer_offsets-4) with 2 members (kafka.coordinator.group.GroupCoordinator)
+[2026-11-28 00:13:09,858] INFO [GroupCoordinator 2]: Preparing to rebalance group lab-rdkafka in state PreparingRebalance with old generation 1 (__consumer_offsets-4) (reason: Adding new member lab-rdkafka-3-4909f84c-810e-4d7d-a220-7683e43d14f2 with group instance id None; client reason: not provided) (kafka.coordinator.group.GroupCoordinator)
+[2026-11-28 00:13:10,817] INFO [GroupCoordinator 2]: Stabilized group lab-rdkafka generation 2 (__consumer_offsets-4) with 3 members (kafka.coordinator.group.GroupCoordinator)
+[2026-11-28 00:13:11,260] INFO [GroupCoordinator 2]: Preparing to rebalance group lab-rdkafka in state PreparingRebalance with old generation 2 (__consumer_offsets-4) (reason: Leader lab-rdkafka-2-00c922df-8343-40ab-9c24-6d9b05ae0a61 re-joining group during Stable; client reason: not provided) (kafka.coordinator.group.GroupCoordinator)
+[2026-11-28 00:13:12,089] INFO [GroupCoordinator 2]: Stabilized group lab-rdkafka generation 3 (__consumer_offsets-4) with 3 members (kafka.coordinator.group.GroupCoordinator)
+"""  # noqa: E501
+R1 = "lab-rdkafka-1-9262e4d3-0390-455c-9b1d-75b9055e6e3c"
+R2 = "lab-rdkafka-2-00c922df-8343-40ab-9c24-6d9b05ae0a61"
+R3 = "lab-rdkafka-3-4909f84c-810e-4d7d-a220-7683e43d14f2"
+
+
+def straddle(*captures: tuple[int, dict[str, list[int] | None]]) -> list:
+    """lab-rdkafka's captures at 00:13:<second>, each member -> its clicks partitions
+    (None: unresolved), in capture order."""
+    from fleet_rebalance.assignors import TopicPartition
+    from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
+
+    out, before = [], None
+    for second, owned in captures:
+        when = dt.datetime(2026, 11, 28, 0, 13, second)
+        members = tuple(
+            MemberSnapshot(
+                member, None, ("clicks",),
+                None if ps is None else tuple(TopicPartition("clicks", p) for p in ps),
+                member[:13], "/127.0.0.1",
+            )
+            for member, ps in owned.items()
+        )  # fmt: skip
+        out.append(
+            Snapshot(when, members, "Stable", "cooperative-sticky", {"clicks": 4}, follows=before)
+        )
+        before = when
+    return out
+
+
+def straddle_history(snapshots: list, more_log: str = "") -> list:
+    from fleet_rebalance.capture.result import COORDINATOR_EVENTS
+    from fleet_rebalance.replay.history import Coverage, group_history
+
+    rows = parse_capture("lab-3.9/logs/broker-2/server.log", (STRADDLE_LOG + more_log).encode())
+    logs = [
+        {**r, "logged_at": r["logged_at"].replace(tzinfo=None)}
+        for r in rows.rows[COORDINATOR_EVENTS]
+    ]
+    hour = frozenset({dt.datetime(2026, 11, 28, 0)})
+    return list(group_history(snapshots, logs, Coverage(hour), dt.date(2026, 11, 28)))
+
+
+def test_a_capture_straddling_a_cooperative_groups_two_rounds_takes_the_next_ones_assignment():
+    """Given the 00:13:00 capture (rdkafka-1 and -2), the straddling 00:13:10 one
+    (rdkafka-3's assignment unresolved) and 00:13:20's (resolved, the same members, no
+    generation logged since), Then event 2 (generations 2+3, which 00:13:10 shows) has
+    rdkafka-3 on clicks-1 and an `observed` replay row, balanced as librdkafka left it."""
+    from fleet_rebalance.replay.engine import replay_events
+
+    events = straddle_history(
+        straddle(
+            (0, {R1: [0, 2], R2: [1, 3]}),
+            (10, {R1: [0, 2], R3: None, R2: [3]}),
+            (20, {R1: [0, 2], R3: [1], R2: [3]}),
+        )
+    )
+    assert [(e.seq, e.source, e.generation, e.trigger) for e in events] == [
+        (1, "captures", 1, "initial"),
+        (2, "both", 2, "member_joined"),
+    ]
+    assert {m.member_id: m.assignment for m in events[1].snapshot.members}[R3] == (("clicks", 1),)
+    rows = [r.values for r in replay_events(events, ["observed"]) if r.table == "replay_metrics"]
+    assert [(m["event_seq"], m["member_count"], m["count_spread"]) for m in rows] == [
+        (1, 2, 0),
+        (2, 3, 1),
+    ]
+
+
+def test_an_unresolved_assignment_is_not_taken_across_a_logged_generation():
+    """Given the same captures and members but a generation logged between 00:13:10 and
+    00:13:20 (rdkafka-1's metadata update, a round of its own), Then 00:13:10's
+    unresolved assignment stays unknown: event 2 has no `observed` row, not a guessed
+    one."""
+    from fleet_rebalance.replay.engine import replay_events
+
+    rejoin = (
+        "[2026-11-28 00:13:16,000] INFO [GroupCoordinator 2]: Preparing to rebalance group "
+        "lab-rdkafka in state PreparingRebalance with old generation 3 (__consumer_offsets-4) "
+        f"(reason: Updating metadata for member {R1} during Stable; client reason: "
+        "subscription has changed) "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+        "[2026-11-28 00:13:17,000] INFO [GroupCoordinator 2]: Stabilized group lab-rdkafka "
+        "generation 4 (__consumer_offsets-4) with 3 members "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+    )
+    events = straddle_history(
+        straddle(
+            (0, {R1: [0, 2], R2: [1, 3]}),
+            (10, {R1: [0, 2], R3: None, R2: [3]}),
+            (20, {R1: [0, 2], R3: [1], R2: [3]}),
+        ),
+        rejoin,
+    )
+    assert [(e.seq, e.generation) for e in events] == [(1, 1), (2, 2), (3, 4)]
+    assert {m.member_id: m.assignment for m in events[1].snapshot.members}[R3] is None
+    rows = [r.values for r in replay_events(events, ["observed"]) if r.table == "replay_metrics"]
+    assert [m["event_seq"] for m in rows] == [1, 3]

@@ -8,7 +8,11 @@ cover with no generation since: the group has not rebalanced onto them yet; the 
 date's last capture opens the first period). A capture is stamped when it started and its
 views are taken seconds later (a JVM per tool): a generation that ended within
 `capture_skew` after the stamp is before the capture when the capture shows its member
-change (a member it took in is listed, none it let go is). In a period:
+change (a member it took in is listed, none it let go is). A 3.8/3.9 capture that
+straddles a cooperative group's two rounds can leave a member's topic-less assignment
+unresolved (its offsets view, taken first, shows the partition ownerless): that member's
+assignment is the next capture's where the next lists the same members and the logs
+cover the time between with no generation in it. In a period:
 - each generation that ended in it, in an hour the cluster's coordinator logs cover
   (Coverage), is one event (a cooperative group's revocation round is part of the
   generation before it);
@@ -152,6 +156,7 @@ def group_history(
     if not today:
         return
     day = _day(usable, log_rows, settings or Settings())
+    today = _completed(today, day, coverage)
     seq = 1
     previous, rest = baseline, today
     if previous is None:
@@ -168,6 +173,32 @@ def group_history(
         yield from events
         seq += len(events)
         previous = current
+
+
+def _completed(captures: list[Snapshot], day: _Day, coverage: Coverage) -> list[Snapshot]:
+    """The captures with each member assignment they left unresolved taken from the next
+    capture, where that one lists the same members with it resolved and the logs cover
+    the time between with no generation in it: the group's assignment cannot have changed
+    (module docstring). A straddling 3.8/3.9 capture leaves one unresolved."""
+    out = list(captures)
+    for i in range(len(out) - 2, -1, -1):
+        capture, after = out[i], out[i + 1]
+        later = {m.member_id: m.assignment for m in after.members}
+        if (
+            all(m.assignment is not None for m in capture.members)
+            or later.keys() != {m.member_id for m in capture.members}
+            or not coverage.covers(capture.captured_at, after.captured_at)
+            or any(
+                capture.captured_at < day.placed_at(g) <= after.captured_at for g in day.generations
+            )
+        ):
+            continue
+        members = tuple(
+            m if m.assignment is not None else replace(m, assignment=later[m.member_id])
+            for m in capture.members
+        )
+        out[i] = replace(capture, members=members)
+    return out
 
 
 def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings: Settings) -> _Day:
