@@ -14,7 +14,12 @@ from test_bronze_batches import run as bronze
 from test_replay_group import at, lag_rows, member_row
 from test_replay_group import run as replay
 
+from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.capture.parse import parse_capture
+from fleet_rebalance.capture.result import COORDINATOR_EVENTS
+from fleet_rebalance.replay.engine import replay_events
+from fleet_rebalance.replay.history import Coverage, group_history
+from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 MEMBERS_VIEW = """
 Warning: Consumer group 'lab-range' is rebalancing.
@@ -128,9 +133,6 @@ R3 = "lab-rdkafka-3-4909f84c-810e-4d7d-a220-7683e43d14f2"
 def straddle(*captures: tuple[int, dict[str, list[int] | None]]) -> list:
     """lab-rdkafka's captures at 00:13:<second>, each member -> its clicks partitions
     (None: unresolved), in capture order."""
-    from fleet_rebalance.assignors import TopicPartition
-    from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
-
     out, before = [], None
     for second, owned in captures:
         when = dt.datetime(2026, 11, 28, 0, 13, second)
@@ -150,9 +152,6 @@ def straddle(*captures: tuple[int, dict[str, list[int] | None]]) -> list:
 
 
 def straddle_history(snapshots: list, more_log: str = "") -> list:
-    from fleet_rebalance.capture.result import COORDINATOR_EVENTS
-    from fleet_rebalance.replay.history import Coverage, group_history
-
     rows = parse_capture("lab-3.9/logs/broker-2/server.log", (STRADDLE_LOG + more_log).encode())
     logs = [
         {**r, "logged_at": r["logged_at"].replace(tzinfo=None)}
@@ -167,8 +166,6 @@ def test_a_capture_straddling_a_cooperative_groups_two_rounds_takes_the_next_one
     (rdkafka-3's assignment unresolved) and 00:13:20's (resolved, the same members, no
     generation logged since), Then event 2 (generations 2+3, which 00:13:10 shows) has
     rdkafka-3 on clicks-1 and an `observed` replay row, balanced as librdkafka left it."""
-    from fleet_rebalance.replay.engine import replay_events
-
     events = straddle_history(
         straddle(
             (0, {R1: [0, 2], R2: [1, 3]}),
@@ -193,8 +190,6 @@ def test_an_unresolved_assignment_is_not_taken_across_a_logged_generation():
     00:13:20 (rdkafka-1's metadata update, a round of its own), Then 00:13:10's
     unresolved assignment stays unknown: event 2 has no `observed` row, not a guessed
     one."""
-    from fleet_rebalance.replay.engine import replay_events
-
     rejoin = (
         "[2026-11-28 00:13:16,000] INFO [GroupCoordinator 2]: Preparing to rebalance group "
         "lab-rdkafka in state PreparingRebalance with old generation 3 (__consumer_offsets-4) "

@@ -183,10 +183,11 @@ def _completed(captures: list[Snapshot], day: _Day, coverage: Coverage) -> list[
     out = list(captures)
     for i in range(len(out) - 2, -1, -1):
         capture, after = out[i], out[i + 1]
+        if all(m.assignment is not None for m in capture.members):
+            continue  # nearly every capture: nothing to complete
         later = {m.member_id: m.assignment for m in after.members}
         if (
-            all(m.assignment is not None for m in capture.members)
-            or later.keys() != {m.member_id for m in capture.members}
+            later.keys() != {m.member_id for m in capture.members}
             or not coverage.covers(capture.captured_at, after.captured_at)
             or any(
                 capture.captured_at < day.placed_at(g) <= after.captured_at for g in day.generations
