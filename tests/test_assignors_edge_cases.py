@@ -113,6 +113,32 @@ def test_uniform_refuses_a_partition_owned_twice():
         get_assignor("uniform").assign({"t": 2}, group)
 
 
+def test_uniform_refuses_a_partition_owned_twice_across_a_subscription_change():
+    # Heterogeneous: "a" no longer subscribes to u but still owns u-0, which "b" owns too.
+    group = {
+        "a": Subscription(["t"], [TopicPartition("u", 0)]),
+        "b": Subscription(["u"], [TopicPartition("u", 0)]),
+    }
+    with pytest.raises(AssignorInputError, match=r"u-0 is owned by both 'a' and 'b'"):
+        get_assignor("uniform").assign({"t": 2, "u": 2}, group)
+
+
+def test_uniform_counts_a_partition_listed_twice_by_its_owner_once():
+    # Kafka holds a member's partitions in a Set: "a" owns one partition, as "b" will
+    # after u-0, and the tie for t-1 goes to the first member.
+    group = {
+        "a": Subscription(["t"], [TopicPartition("t", 0), TopicPartition("t", 0)]),
+        "b": Subscription(["t", "u"]),
+    }
+    result = get_assignor("uniform").assign({"t": 2, "u": 1}, group)
+    assert result == {
+        "a": [TopicPartition("t", 0), TopicPartition("t", 1)],
+        "b": [TopicPartition("u", 0)],
+    }
+    group["a"] = Subscription(["t"], [TopicPartition("t", 0)])
+    assert get_assignor("uniform").assign({"t": 2, "u": 1}, group) == result
+
+
 def test_sticky_revokes_a_partition_claimed_twice_in_one_generation(caplog):
     group = {
         "a": Subscription(["t"], [TopicPartition("t", 0)], 4),

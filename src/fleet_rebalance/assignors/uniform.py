@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import itertools
 from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
@@ -186,17 +187,13 @@ class UniformAssignor(AssignorBase):
         if not members:
             return {}
         keys = _TopicKeys(topic_ids)
-        current, claimed = _current_assignment(members, subscriptions, partitions_per_topic, keys)
         first = subscriptions[members[0]]
         if all(_same_topics(subscriptions[m], first) for m in members):
+            current, claimed = _current_assignment(members, subscriptions, partitions_per_topic)
             # Insertion order decides ties inside a hash bucket: the subscription's order.
             topics = [t for t in dict.fromkeys(first.topics) if t in partitions_per_topic]
-            result = _homogeneous(members, topics, partitions_per_topic, current, claimed, keys)
-        else:
-            result = _Heterogeneous(
-                members, subscriptions, partitions_per_topic, current, keys
-            ).build()
-        return result
+            return _homogeneous(members, topics, partitions_per_topic, current, claimed, keys)
+        return _Heterogeneous(members, subscriptions, partitions_per_topic, keys).build()
 
 
 def _same_topics(subscription: Subscription, other: Subscription) -> bool:
@@ -208,12 +205,11 @@ def _current_assignment(
     members: list[str],
     subscriptions: Mapping[str, Subscription],
     partitions_per_topic: Mapping[str, int],
-    keys: _TopicKeys,
 ) -> tuple[dict[str, dict[str, list[int]]], dict[str, list[int]]]:
-    """Each member's owned partitions per topic (topics in HashMap<Uuid> order), and
-    every topic's owned partitions; a partition may have one owner only, as the
-    coordinator guarantees. A member's partitions are not yet in HashSet order: that
-    order only matters where a member keeps part of a topic (see _int_set_order)."""
+    """Each member's owned partitions per topic, and every topic's owned partitions; a
+    partition may have one owner only, as the coordinator guarantees. Topics are in
+    first-appearance order and partitions not yet in HashSet order: Kafka's orders only
+    matter where a member keeps part of what it owns (see _homogeneous, _int_set_order)."""
     count = partitions_per_topic.get
     current: dict[str, dict[str, list[int]]] = {}
     claimed: dict[str, list[int]] = {}
@@ -249,8 +245,7 @@ def _current_assignment(
                     mine = [p for p in mine if 0 <= p < count(topic, 0)]
                 if mine:
                     per_topic[topic] = mine
-        topic_order = keys.order(list(per_topic)) if len(per_topic) > 1 else per_topic
-        current[member] = {t: per_topic[t] for t in topic_order}
+        current[member] = per_topic
         for topic, mine in per_topic.items():
             claimed.setdefault(topic, []).extend(mine)
     if not all(len(set(ps)) == len(ps) for ps in claimed.values()):
@@ -267,10 +262,14 @@ def _raise_for_shared_partition(
         for topic, partitions in current[member].items():
             for p in partitions:
                 if owner.setdefault((topic, p), member) != member:
-                    raise AssignorInputError(
-                        f"{TopicPartition(topic, p)} is owned by both {owner[topic, p]!r} and "
-                        f"{member!r}; a KIP-848 group assigns each partition to one member"
-                    )
+                    _raise_shared(TopicPartition(topic, p), owner[topic, p], member)
+
+
+def _raise_shared(tp: TopicPartition, first: str, second: str) -> None:
+    raise AssignorInputError(
+        f"{tp} is owned by both {first!r} and {second!r}; "
+        "a KIP-848 group assigns each partition to one member"
+    )
 
 
 def _homogeneous(
@@ -302,7 +301,11 @@ def _homogeneous(
         if gets_extra:
             quota += 1
         kept: list[TopicPartition] = []
-        for topic, partitions in current[member].items():
+        owned = current[member]
+        if len(owned) > 1 and sum(len(ps) for t, ps in owned.items() if t in parts) > quota:
+            # What it gives up depends on the order of its HashMap<Uuid> of topics.
+            owned = {t: owned[t] for t in keys.order(list(owned))}
+        for topic, partitions in owned.items():
             if topic not in parts:
                 continue
             by_number = parts[topic].__getitem__
@@ -335,38 +338,66 @@ def _homogeneous(
 
 
 class _Heterogeneous:
+    """UniformHeterogeneousAssignmentBuilder. Its tie-breaks are total (topic keys, then
+    member index), so the order in which members and topics are gathered here is free."""
+
     def __init__(
         self,
         members: list[str],
         subscriptions: Mapping[str, Subscription],
         partitions_per_topic: Mapping[str, int],
-        current: dict[str, dict[str, list[int]]],
         keys: _TopicKeys,
     ) -> None:
         self.members = members
         self.keys = keys
         self.counts = partitions_per_topic
-        present = partitions_per_topic.keys()
-        self.subscribed = {m: subscriptions[m].topic_set & present for m in members}
-        self.subscribers: dict[str, list[int]] = {}
+        # Members with one subscription (most of a group) share its topics' lookup.
+        sharing: dict[tuple[str, ...], list[int]] = {}
         for index, member in enumerate(members):
-            for topic in dict.fromkeys(subscriptions[member].topics):
-                if topic in partitions_per_topic:
-                    self.subscribers.setdefault(topic, []).append(index)
-        self.sizes = [0] * len(members)
+            sharing.setdefault(tuple(subscriptions[member].topics), []).append(index)
+        subscribed: list[frozenset[str]] = [frozenset()] * len(members)
+        lists: dict[str, list[list[int]]] = {}
+        for topics, indexes in sharing.items():
+            present = [t for t in dict.fromkeys(topics) if t in partitions_per_topic]
+            present_set = frozenset(present)
+            for index in indexes:
+                subscribed[index] = present_set
+            for topic in present:
+                lists.setdefault(topic, []).append(indexes)
+        self.subscribers = {
+            t: ls[0] if len(ls) == 1 else sorted(itertools.chain.from_iterable(ls))
+            for t, ls in lists.items()
+        }
         self.owners = {t: [-1] * partitions_per_topic[t] for t in self.subscribers}
         self.parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in self.subscribers}
+        self.sizes = [0] * len(members)
         self.target: dict[str, dict[TopicPartition, None]] = {}
+        released: dict[TopicPartition, int] = {}  # owned, but no longer subscribed to
         for index, member in enumerate(members):
+            mine = subscribed[index]
             kept: dict[TopicPartition, None] = {}
-            for topic, partitions in current[member].items():
-                if topic in self.subscribed[member]:
-                    self.sizes[index] += len(partitions)
+            for tp in subscriptions[member].owned_partitions:
+                topic, p = tp
+                if topic in mine:
                     owners = self.owners[topic]
-                    for p in partitions:
-                        owners[p] = index
-                    kept.update(dict.fromkeys(map(self.parts[topic].__getitem__, partitions)))
+                    if 0 <= p < len(owners):
+                        if owners[p] == -1:
+                            owners[p] = index
+                            kept[tp] = None
+                        elif owners[p] != index:
+                            _raise_shared(tp, members[owners[p]], member)
+                elif (
+                    0 <= p < partitions_per_topic.get(topic, 0)
+                    and released.setdefault(tp, index) != index
+                ):
+                    _raise_shared(tp, members[released[tp]], member)
+            self.sizes[index] = len(kept)
             self.target[member] = kept
+        for tp, index in released.items():  # claimed by a subscriber as well
+            owner = self.owners.get(tp[0], ())[tp[1] : tp[1] + 1]
+            if owner and owner[0] != -1:
+                first, second = sorted((owner[0], index))
+                _raise_shared(tp, members[first], members[second])
 
     def _topic_key(self, topic: str) -> tuple:
         subscribers = len(self.subscribers[topic])
