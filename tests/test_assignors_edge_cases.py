@@ -139,6 +139,30 @@ def test_uniform_counts_a_partition_listed_twice_by_its_owner_once():
     assert get_assignor("uniform").assign({"t": 2, "u": 1}, group) == result
 
 
+def test_uniform_drops_what_a_homogeneous_member_cannot_own_any_more():
+    # Listed twice, past the topic's end, of a deleted topic, of a topic nobody
+    # subscribes to: the answer is the one for what it really holds.
+    listed = [TopicPartition(*tp) for tp in [("t", 2), ("t", 2), ("t", 9), ("gone", 0), ("u", 0)]]
+    group = {"a": Subscription(["t"], listed), "b": Subscription(["t"])}
+    result = get_assignor("uniform").assign({"t": 3, "u": 1}, group)
+    # KAFKA-18688: "a" would take its extra one from the unowned, so "b" gets it.
+    assert result == {
+        "a": [TopicPartition("t", 2)],
+        "b": [TopicPartition("t", 0), TopicPartition("t", 1)],
+    }
+    group["a"] = Subscription(["t"], [TopicPartition("t", 2)])
+    assert get_assignor("uniform").assign({"t": 3, "u": 1}, group) == result
+
+
+def test_uniform_refuses_an_unsubscribed_partition_owned_twice():
+    group = {
+        "a": Subscription(["t"], [TopicPartition("u", 0)]),
+        "b": Subscription(["t"], [TopicPartition("u", 0)]),
+    }
+    with pytest.raises(AssignorInputError, match=r"u-0 is owned by both 'a' and 'b'"):
+        get_assignor("uniform").assign({"t": 2, "u": 1}, group)
+
+
 def test_sticky_revokes_a_partition_claimed_twice_in_one_generation(caplog):
     group = {
         "a": Subscription(["t"], [TopicPartition("t", 0)], 4),

@@ -126,3 +126,22 @@ def test_the_harness_answers_what_kafka_does_on_a_seed_article_case():
         "C0": [tp("t0", 0), tp("t0", 1), tp("t1", 0), tp("t1", 1)],
         "C1": [tp("t0", 2), tp("t1", 2)],
     }
+
+
+def test_uniform_orders_the_topics_as_the_coordinators_name_set():
+    # A history the seeded draw once failed on: the first member in HashMap order lists
+    # t10-1 before t10-0. The coordinator keeps names in `new HashSet<>(list)` and
+    # copies the ids in that set's order, not the list's; the answer must be Kafka's.
+    topics = {"t10-0": 10, "t10-1": 9, "t10-2": 5}
+    ids = {
+        "t10-0": "Qg_WGRsm9-Zz6QBVn8oxVg",
+        "t10-1": "QHXR7lbZS16swBLAMK4GjQ",
+        "t10-2": "hnjSCLDXMKMsqcJe95ktlQ",
+    }
+    ids_of_members = "m10-0-119446 m10-1-909555 m10-2-336305 m10-3-076748 m10-4-826399 m10-5-131090"
+    members = {
+        m: Subscription(["t10-1", "t10-0", "t10-2"] if m == "m10-2-336305" else sorted(topics))
+        for m in ids_of_members.split()
+    }
+    (answer,) = java_assignors.run([java_assignors.case("uniform", topics, members, topic_ids=ids)])
+    assert _ours("uniform", topics, members, ids) == answer["assignment"]

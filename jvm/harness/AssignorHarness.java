@@ -206,8 +206,9 @@ public final class AssignorHarness {
             boolean homogeneous = true;
             for (JsonNode m : members) {
                 String member = m.get(0).asText();
-                Set<String> names = new HashSet<>();
-                m.get(1).forEach(t -> names.add(t.asText()));
+                List<String> listed = new ArrayList<>();
+                m.get(1).forEach(t -> listed.add(t.asText()));
+                Set<String> names = new HashSet<>(listed);  // as ConsumerGroupMember holds them
                 if (firstTopics == null) {
                     firstTopics = names;
                 } else if (!firstTopics.equals(names)) {

@@ -19,7 +19,7 @@ import binascii
 import bisect
 import itertools
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from operator import itemgetter
 
@@ -189,10 +189,16 @@ class UniformAssignor(AssignorBase):
         keys = _TopicKeys(topic_ids)
         first = subscriptions[members[0]]
         if all(_same_topics(subscriptions[m], first) for m in members):
-            current, claimed = _current_assignment(members, subscriptions, partitions_per_topic)
-            # Insertion order decides ties inside a hash bucket: the subscription's order.
-            topics = [t for t in dict.fromkeys(first.topics) if t in partitions_per_topic]
-            return _homogeneous(members, topics, partitions_per_topic, current, claimed, keys)
+            # The coordinator keeps a member's topic names in `new HashSet<>(list)` and
+            # copies the first member's ids from it in that set's order (TopicIds, which
+            # skips names it cannot resolve but counts them in its size): insertion
+            # order decides ties inside a bucket of the ids' HashSet.
+            names = tuple(dict.fromkeys(first.topics))
+            capacity = _copy_capacity(len(names))
+            topics = [t for t in _name_order(names, capacity) if t in partitions_per_topic]
+            return _homogeneous(
+                members, keys.order(topics, capacity), partitions_per_topic, subscriptions, keys
+            )
         return _Heterogeneous(members, subscriptions, partitions_per_topic, keys).build()
 
 
@@ -201,68 +207,39 @@ def _same_topics(subscription: Subscription, other: Subscription) -> bool:
     return subscription.topics == other.topics or subscription.topic_set == other.topic_set
 
 
-def _current_assignment(
+def _owned(
     members: list[str],
     subscriptions: Mapping[str, Subscription],
     partitions_per_topic: Mapping[str, int],
-) -> tuple[dict[str, dict[str, list[int]]], dict[str, list[int]]]:
-    """Each member's owned partitions per topic, and every topic's owned partitions; a
-    partition may have one owner only, as the coordinator guarantees. Topics are in
-    first-appearance order and partitions not yet in HashSet order: Kafka's orders only
-    matter where a member keeps part of what it owns (see _homogeneous, _int_set_order)."""
-    count = partitions_per_topic.get
-    current: dict[str, dict[str, list[int]]] = {}
-    claimed: dict[str, list[int]] = {}
-    for member in members:
-        owned = subscriptions[member].owned_partitions
-        if not owned:
-            current[member] = {}
-            continue
-        topics = dict.fromkeys(map(_TOPIC, owned))
-        if len(topics) == 1:  # the usual case, without a per-partition loop
-            (topic,) = topics
-            numbers = list(map(_PARTITION, owned))
-            if min(numbers) >= 0 and max(numbers) < count(topic, 0):
-                current[member] = {topic: numbers}
-                claimed.setdefault(topic, []).extend(numbers)
-                continue
-        per_topic: dict[str, list[int]] = {}
-        if len(owned) < 4 * len(topics):  # a few per topic: one pass is cheapest
-            for topic, partition in owned:
-                if 0 <= partition < count(topic, 0):
-                    per_topic.setdefault(topic, []).append(partition)
-        else:
-            # _int_set_order sorts each topic's numbers: sorting all of them by topic,
-            # then partition, loses nothing and splits them by topic in bulk.
-            ordered = sorted(owned)
-            names = list(map(_TOPIC, ordered))
-            numbers = list(map(_PARTITION, ordered))
-            for topic in topics:  # first-appearance order, which the topics' HashMap keeps
-                start = bisect.bisect_left(names, topic)
-                end = bisect.bisect_right(names, topic, start)
-                mine = numbers[start:end]
-                if mine[0] < 0 or mine[-1] >= count(topic, 0):
-                    mine = [p for p in mine if 0 <= p < count(topic, 0)]
-                if mine:
-                    per_topic[topic] = mine
-        current[member] = per_topic
-        for topic, mine in per_topic.items():
-            claimed.setdefault(topic, []).extend(mine)
-    if not all(len(set(ps)) == len(ps) for ps in claimed.values()):
-        _raise_for_shared_partition(members, current)
-    return current, claimed
+    topics: list[str],
+) -> tuple[list[Collection[TopicPartition]], set[TopicPartition]]:
+    """Each member's owned partitions of `topics`, and all of them. A partition may have
+    one owner only, as the coordinator guarantees; a member holds its partitions in a
+    Set, so one listed twice counts once; a deleted topic's or partition's are dropped."""
+    owned = [subscriptions[m].owned_partitions for m in members]
+    everything = list(itertools.chain.from_iterable(owned))
+    claimed = set(everything)
+    if len(claimed) == len(everything) and _partition_set(
+        tuple((t, partitions_per_topic[t]) for t in topics)
+    ).issuperset(claimed):
+        return owned, claimed  # the usual case, checked without a per-partition loop
+    wanted = set(topics)
+    owner: dict[TopicPartition, str] = {}
+    for index, member in enumerate(members):
+        mine: dict[TopicPartition, None] = {}
+        for tp in owned[index]:
+            if 0 <= tp[1] < partitions_per_topic.get(tp[0], 0):
+                if owner.setdefault(tp, member) != member:
+                    _raise_shared(tp, owner[tp], member)
+                if tp[0] in wanted:
+                    mine[tp] = None
+        owned[index] = mine.keys()
+    return owned, set(itertools.chain.from_iterable(owned))
 
 
-def _raise_for_shared_partition(
-    members: list[str], current: dict[str, dict[str, list[int]]]
-) -> None:
-    """Name the first partition two members own (one member listing it twice is fine)."""
-    owner: dict[tuple[str, int], str] = {}
-    for member in members:
-        for topic, partitions in current[member].items():
-            for p in partitions:
-                if owner.setdefault((topic, p), member) != member:
-                    _raise_shared(TopicPartition(topic, p), owner[topic, p], member)
+@lru_cache(maxsize=64)
+def _partition_set(counts: tuple[tuple[str, int], ...]) -> frozenset[TopicPartition]:
+    return frozenset(itertools.chain.from_iterable(topic_partitions(*tc) for tc in counts))
 
 
 def _raise_shared(tp: TopicPartition, first: str, second: str) -> None:
@@ -272,26 +249,37 @@ def _raise_shared(tp: TopicPartition, first: str, second: str) -> None:
     )
 
 
+def _by_topic(
+    owned: Collection[TopicPartition], partitions_per_topic: Mapping[str, int], keys: _TopicKeys
+) -> dict[str, list[int]]:
+    """A member's partition numbers per topic, the topics in its HashMap<Uuid> order."""
+    per_topic: dict[str, list[int]] = {}
+    for topic, partition in owned:
+        if 0 <= partition < partitions_per_topic.get(topic, 0):
+            per_topic.setdefault(topic, []).append(partition)
+    if len(per_topic) > 1:
+        per_topic = {t: per_topic[t] for t in keys.order(list(per_topic))}
+    return {t: list(dict.fromkeys(ps)) for t, ps in per_topic.items()}
+
+
 def _homogeneous(
     members: list[str],
-    topics: list[str],
+    topic_set: list[str],
     partitions_per_topic: Mapping[str, int],
-    current: dict[str, dict[str, list[int]]],
-    claimed: dict[str, list[int]],
+    subscriptions: Mapping[str, Subscription],
     keys: _TopicKeys,
 ) -> dict[str, list[TopicPartition]]:
-    if not topics:
+    """`topic_set`: the subscribed topics in the order of the builder's HashSet<Uuid>."""
+    if not topic_set:
         return {}
-    topic_set = keys.order(topics, _copy_capacity(len(topics)))
+    owned, claimed = _owned(members, subscriptions, partitions_per_topic, topic_set)
     parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in topic_set}
     unassigned: list[TopicPartition] = []
-    for topic in topic_set:
-        taken = set(claimed.get(topic, ()))
-        if not taken:
-            unassigned.extend(parts[topic])
-        elif len(taken) < len(parts[topic]):
-            unassigned.extend(tp for tp in parts[topic] if tp[1] not in taken)
     total = sum(partitions_per_topic[t] for t in topic_set)
+    if len(claimed) < total:
+        unowned = claimed.__contains__
+        for topic in topic_set:
+            unassigned.extend(itertools.filterfalse(unowned, parts[topic]))
     minimum, extra = divmod(total, len(members))
     target: dict[str, list[TopicPartition]] = {}
     unfilled: list[tuple[str, int]] = []
@@ -300,23 +288,26 @@ def _homogeneous(
         gets_extra = extra > 0
         if gets_extra:
             quota += 1
-        kept: list[TopicPartition] = []
-        owned = current[member]
-        if len(owned) > 1 and sum(len(ps) for t, ps in owned.items() if t in parts) > quota:
-            # What it gives up depends on the order of its HashMap<Uuid> of topics.
-            owned = {t: owned[t] for t in keys.order(list(owned))}
-        for topic, partitions in owned.items():
-            if topic not in parts:
-                continue
-            by_number = parts[topic].__getitem__
-            if len(partitions) <= quota:
-                quota -= len(partitions)
-                kept.extend(map(by_number, partitions))
-                continue
-            partitions = _int_set_order(partitions)  # which ones stay: HashSet order
-            kept.extend(map(by_number, partitions[:quota]))
-            unassigned.extend(map(by_number, partitions[quota:]))
-            quota = 0
+        if len(owned[index]) <= quota:  # keeps all it owns
+            kept = list(owned[index])
+            quota -= len(kept)
+        else:
+            kept = []
+            per_topic = _by_topic(
+                subscriptions[member].owned_partitions, partitions_per_topic, keys
+            )
+            for topic, partitions in per_topic.items():
+                if topic not in parts:
+                    continue
+                by_number = parts[topic].__getitem__
+                if len(partitions) <= quota:
+                    quota -= len(partitions)
+                    kept.extend(map(by_number, partitions))
+                    continue
+                partitions = _int_set_order(partitions)  # which ones stay: HashSet order
+                kept.extend(map(by_number, partitions[:quota]))
+                unassigned.extend(map(by_number, partitions[quota:]))
+                quota = 0
         # KAFKA-18688 (4.1): a member that would fill its extra slot from the unassigned
         # partitions leaves it to a later member, which may already own its extra one.
         if quota > 0 and gets_extra and len(members) - index > extra:
