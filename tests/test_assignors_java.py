@@ -16,7 +16,7 @@ import pytest
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform"]
-HISTORIES = 8  # per assignor
+HISTORIES = 24  # per assignor
 ROUNDS = 3
 SEED = 20261126
 
@@ -145,3 +145,29 @@ def test_uniform_orders_the_topics_as_the_coordinators_name_set():
     }
     (answer,) = java_assignors.run([java_assignors.case("uniform", topics, members, topic_ids=ids)])
     assert _ours("uniform", topics, members, ids) == answer["assignment"]
+
+
+def test_uniform_gives_up_the_topic_its_assignment_lists_last_in_a_shared_bucket():
+    # Another drawn history: t38-0's and t38-1's ids share a HashMap bucket, so the
+    # member's assignment iterates them in the order its record lists them (the
+    # coordinator loads it with Collectors.toMap): it keeps t38-0 and gives up two of
+    # t38-1. The harness once built the map with computeIfAbsent, which puts a bucket's
+    # newer key first, and Kafka seemed to keep t38-1 instead.
+    topics = {"t38-0": 2, "t38-1": 12}
+    ids = {"t38-0": "o01DipwIy_DNwpCiQiAfZg", "t38-1": "2wrdAtfKM-GbK5UwJ6vXag"}
+    members = {
+        "m38-0-197035": Subscription(
+            sorted(topics),
+            [TopicPartition("t38-0", p) for p in range(2)]
+            + [TopicPartition("t38-1", p) for p in range(5)],
+            1,
+        ),
+        "m38-1-710957": Subscription(
+            sorted(topics), [TopicPartition("t38-1", p) for p in range(5, 12)], 1
+        ),
+        "n1-0-447968": Subscription(sorted(topics)),
+    }
+    (answer,) = java_assignors.run([java_assignors.case("uniform", topics, members, topic_ids=ids)])
+    ours = _ours("uniform", topics, members, ids)
+    assert ours == answer["assignment"]
+    assert ours["m38-0-197035"][:2] == [TopicPartition("t38-0", 0), TopicPartition("t38-0", 1)]

@@ -33,6 +33,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -220,15 +221,20 @@ public final class AssignorHarness {
                         subscribed.add(ids.get(name));
                     }
                 }
-                Map<Uuid, Set<Integer>> owned = new HashMap<>();
+                // As Assignment.fromRecord builds it: Collectors.toMap puts each topic in
+                // the listed order (computeIfAbsent would put a bucket's later topic first)
+                // and copies its partitions with new HashSet<>(list).
+                Map<Uuid, List<Integer>> listedOwned = new LinkedHashMap<>();
                 for (JsonNode tp : m.get(2)) {
                     Uuid id = ids.get(tp.get(0).asText());
                     if (id == null) {
                         continue;
                     }
-                    owned.computeIfAbsent(id, k -> new HashSet<>()).add(tp.get(1).asInt());
+                    listedOwned.computeIfAbsent(id, k -> new ArrayList<>()).add(tp.get(1).asInt());
                     inverted.computeIfAbsent(id, k -> new HashMap<>()).put(tp.get(1).asInt(), member);
                 }
+                Map<Uuid, Set<Integer>> owned = new HashMap<>();
+                listedOwned.forEach((id, partitions) -> owned.put(id, new HashSet<>(partitions)));
                 specs.put(member, new MemberSubscriptionAndAssignmentImpl(text(m.get(5)), text(m.get(4)),
                     subscribed, new Assignment(Collections.unmodifiableMap(owned))));
             }

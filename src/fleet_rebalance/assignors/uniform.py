@@ -2,12 +2,14 @@
 
 Kafka keys the assignment by topic id (a random UUID per topic and cluster): the
 homogeneous builder deals unassigned partitions in the HashSet<Uuid> order of the
-subscribed topics and walks each member's assignment in HashMap<Uuid> order; the
-heterogeneous one breaks its topic-order ties with Uuid.compareTo. So the same group
-on two clusters can get different assignments. `topic_ids` (name -> the id as
-kafka-topics prints it) gives the real ids; a topic without one is keyed by its name
-(String.hashCode, String.compareTo), which is what Kafka would do if the ids hashed
-and sorted as the names. Everything else follows UniformHomogeneousAssignmentBuilder
+subscribed topics and walks each member's assignment in HashMap<Uuid> order (filled
+in the order its owned partitions list the topics, as the coordinator loads it from
+its record; a bucket's keys keep that order); the heterogeneous one breaks its
+topic-order ties with Uuid.compareTo. So the same group on two clusters can get
+different assignments. `topic_ids` (name -> the id as kafka-topics prints it) gives
+the real ids; a topic without one is keyed by its name (String.hashCode,
+String.compareTo), which is what Kafka would do if the ids hashed and sorted as the
+names. Everything else follows UniformHomogeneousAssignmentBuilder
 and UniformHeterogeneousAssignmentBuilder, including the member id HashMap order that
 decides which members get the extra partition.
 """
