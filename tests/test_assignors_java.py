@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import random
+import zlib
 
 import java_assignors
 import pytest
@@ -19,6 +20,7 @@ ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform"]
 HISTORIES = 24  # per assignor
 ROUNDS = 3
 SEED = 20261126
+RACKS = ["r0", "r1", "r2"]
 
 
 def _first_round(rng: random.Random, assignor: str, h: int) -> tuple[dict, dict]:
@@ -30,7 +32,8 @@ def _first_round(rng: random.Random, assignor: str, h: int) -> tuple[dict, dict]
             if rng.random() < 0.6
             else rng.sample(sorted(topics), rng.randint(1, len(topics)))
         )
-        members[f"m{h}-{i}-{rng.randrange(10**6):06d}"] = Subscription(names)
+        rack = rng.choice(RACKS) if h % 2 else None  # every other history is rack-aware
+        members[f"m{h}-{i}-{rng.randrange(10**6):06d}"] = Subscription(names, rack=rack)
     return topics, members
 
 
@@ -39,11 +42,33 @@ def _next_round(rng: random.Random, topics: dict, members: dict, kafka: dict, ge
     if rng.random() < 0.3:
         grown = rng.choice(sorted(topics))
         topics[grown] += rng.randint(1, 4)
-    kept = {m: s for m, s in members.items() if rng.random() < 0.8 or len(members) == 1}
-    following = {m: Subscription(s.topics, kafka.get(m, []), generation) for m, s in kept.items()}
+    kept = {m: s for m, s in members.items() if rng.random() < 0.8}
+    if not kept:  # a group assigns for its members: one of them is the leader
+        kept = dict([next(iter(members.items()))])
+    following = {
+        m: Subscription(s.topics, kafka.get(m, []), generation, rack=s.rack)
+        for m, s in kept.items()
+    }
+    racked = any(s.rack for s in members.values())
     for i in range(rng.randint(0, 3)):
-        following[f"n{generation}-{i}-{rng.randrange(10**6):06d}"] = Subscription(sorted(topics))
+        rack = rng.choice(RACKS) if racked else None
+        following[f"n{generation}-{i}-{rng.randrange(10**6):06d}"] = Subscription(
+            sorted(topics), rack=rack
+        )
     return topics, following
+
+
+def _replicas(topics: dict, members: dict) -> dict | None:
+    """Where each partition's replicas are when a member names its rack: one or two of
+    the three racks, so that rack-aware assignment applies (KIP-881)."""
+    if not any(s.rack for s in members.values()):
+        return None
+    replicas = {}
+    for topic, count in topics.items():
+        for p in range(count):
+            first = zlib.crc32(f"{topic}-{p}".encode()) % len(RACKS)
+            replicas[TopicPartition(topic, p)] = [RACKS[first], RACKS[(first + p) % len(RACKS)]]
+    return replicas
 
 
 def random_topic_id(rng: random.Random) -> str:
@@ -63,7 +88,12 @@ def _histories() -> list[tuple[str, dict, list]]:
     for generation in range(1, ROUNDS):
         keys = list(rounds)
         answers = java_assignors.run(
-            [java_assignors.case(a, *rounds[a, h][-1], topic_ids=ids[a, h]) for a, h in keys]
+            [
+                java_assignors.case(
+                    a, *rounds[a, h][-1], _replicas(*rounds[a, h][-1]), topic_ids=ids[a, h]
+                )
+                for a, h in keys
+            ]
         )
         for key, answer in zip(keys, answers, strict=True):
             topics, members = rounds[key][-1]
@@ -72,9 +102,10 @@ def _histories() -> list[tuple[str, dict, list]]:
 
 
 def _ours(assignor: str, topics: dict, members: dict, topic_ids: dict) -> dict:
+    replicas = _replicas(topics, members)
     if topic_ids:
-        return get_assignor(assignor).assign(topics, members, None, topic_ids=topic_ids)
-    return get_assignor(assignor).assign(topics, members, None)
+        return get_assignor(assignor).assign(topics, members, replicas, topic_ids=topic_ids)
+    return get_assignor(assignor).assign(topics, members, replicas)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +114,7 @@ def kafka_answers():
         (a, topics, members, ids) for a, ids, rounds in _histories() for topics, members in rounds
     ]
     answers = java_assignors.run(
-        [java_assignors.case(a, t, m, topic_ids=ids) for a, t, m, ids in cases]
+        [java_assignors.case(a, t, m, _replicas(t, m), topic_ids=ids) for a, t, m, ids in cases]
     )
     return list(zip(cases, answers, strict=True))
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from fleet_rebalance.assignors.members import leader_order, member_rack, sorted_members
 from fleet_rebalance.assignors.types import (
@@ -43,39 +45,77 @@ class RangeAssignor(AssignorBase):
         if not racks or not partition_racks:
             # Rack awareness needs both sides: plain contiguous ranges, computed directly.
             # Filtering one stable sort gives each topic's stable-sorted subscribers.
-            by_topic: dict[str, list[str]] = {}
-            for member in sorted_members(order, subscriptions):
-                for topic in subscriptions[member].topic_set:
-                    by_topic.setdefault(topic, []).append(member)
-            for topic, count in partitions_per_topic.items():
-                subscribers = by_topic.get(topic)
-                if count <= 0 or not subscribers:
-                    continue
-                per, extra = divmod(count, len(subscribers))
-                partitions = topic_partitions(topic, count)
-                for i, member in enumerate(subscribers):
-                    start = per * i + min(i, extra)
-                    assignment[member].extend(partitions[start : start + per + (i < extra)])
+            in_order = sorted_members(order, subscriptions)
+            for topic, subscribers in _subscribers(in_order, subscriptions).items():
+                count = partitions_per_topic.get(topic, 0)
+                if count > 0:
+                    _contiguous_ranges(topic, count, subscribers, assignment)
             return assignment
+        by_topic = _subscribers(order, subscriptions)  # in leader order
         states = []
-        subscribed: dict[str, list[str]] = {}  # each topic's members, in leader order
-        for member in order:
-            for topic in subscriptions[member].topic_set:
-                subscribed.setdefault(topic, []).append(member)
+        # Topics with the same subscribers (most of them) share their sort and racks.
+        shared: dict[tuple[str, ...], tuple[list[str], set[str]]] = {}
         for topic, count in partitions_per_topic.items():
             if count <= 0:
                 continue
-            subscribers = subscribed.get(topic, [])
-            states.append(
-                _TopicState(
-                    topic, count, sorted_members(subscribers, subscriptions), racks, partition_racks
-                )
-            )
+            subscribed = by_topic.get(topic, ())
+            if subscribed not in shared:
+                members = sorted_members(list(subscribed), subscriptions)
+                shared[subscribed] = (members, {racks[m] for m in members if m in racks})
+            states.append(_TopicState(topic, count, *shared[subscribed], racks, partition_racks))
         if any(s.needs_rack_aware for s in states):
             _assign_with_rack_matching(states, assignment)
         for state in states:
-            _assign_ranges(state, None, assignment)
+            if state.members and len(state.unassigned) == state.count:  # no rack match
+                _contiguous_ranges(state.topic, state.count, state.members, assignment)
+            else:
+                _assign_ranges(state, None, assignment)
         return assignment
+
+
+def _subscribers(
+    members: list[str], subscriptions: Mapping[str, Subscription]
+) -> dict[str, tuple[str, ...]]:
+    """Each topic's subscribers in the order of `members`; members with one topic set
+    (most of a group) are grouped first, so the work is per topic set, not per member."""
+    sharing: dict[frozenset[str], list[str]] = {}
+    for member in members:
+        sharing.setdefault(subscriptions[member].topic_set, []).append(member)
+    lists: dict[str, list[list[str]]] = {}
+    for topics, sharers in sharing.items():
+        for topic in topics:
+            lists.setdefault(topic, []).append(sharers)
+    if len(sharing) == 1:
+        return {t: tuple(ls[0]) for t, ls in lists.items()}
+    position = {m: i for i, m in enumerate(members)}
+    return {
+        t: tuple(ls[0])
+        if len(ls) == 1
+        else tuple(sorted(itertools.chain(*ls), key=position.__getitem__))
+        for t, ls in lists.items()
+    }
+
+
+def _contiguous_ranges(
+    topic: str,
+    count: int,
+    members: Sequence[str],
+    assignment: dict[str, list[TopicPartition]],
+) -> None:
+    """The plain range assignment of a whole topic: the first count % len(members)
+    members get one partition more."""
+    per, extra = divmod(count, len(members))
+    partitions = topic_partitions(topic, count)
+    if per == 0:  # more members than partitions: one each for the first ones
+        for member, tp in zip(members, partitions, strict=False):
+            assignment[member].append(tp)
+        return
+    for i, member in enumerate(members):
+        start = per * i + min(i, extra)
+        assignment[member].extend(partitions[start : start + per + (i < extra)])
+
+
+_NO_RACK = frozenset([None])
 
 
 class _TopicState:
@@ -84,38 +124,45 @@ class _TopicState:
         topic: str,
         count: int,
         members: list[str],
+        member_racks: set[str],
         racks: dict[str, str],
         partition_racks: PartitionRacks | None,
     ) -> None:
+        """`members`: the topic's subscribers in MemberInfo order, `member_racks` their
+        racks, `racks` every member's rack (members without one are absent)."""
         self.topic = topic
+        self.count = count
         self.members = members
-        self.member_racks = {m: racks.get(m) for m in members}
-        self.unassigned = dict.fromkeys(TopicPartition(topic, p) for p in range(count))
-        self.assigned_count = dict.fromkeys(members, 0)
+        self.racks = racks
+        partitions = topic_partitions(topic, count)
+        self.unassigned = dict.fromkeys(partitions)
+        self.assigned_count: dict[str, int] = {}
         self.per_member = count // len(members) if members else 0
         self.with_extra = count % len(members) if members else 0
-        member_racks = {r for r in self.member_racks.values() if r}
-        self.partition_racks: dict[TopicPartition, set[str]] = {}
-        all_partition_racks: set[str] = set()
+        self.partition_racks: dict[TopicPartition, frozenset[str]] = {}
+        all_partition_racks: frozenset[str] = frozenset()
         if member_racks:
-            for tp in self.unassigned:
-                replica_racks = {r for r in (partition_racks or {}).get(tp, ()) if r is not None}
-                self.partition_racks[tp] = replica_racks
-                all_partition_racks |= replica_racks
+            replicas = map((partition_racks or {}).get, partitions, itertools.repeat(()))
+            rack_sets = list(map(frozenset, replicas))
+            all_partition_racks = all_partition_racks.union(*rack_sets)
+            if None in all_partition_racks:  # a replica whose broker has no rack
+                rack_sets = [r - _NO_RACK for r in rack_sets]
+                all_partition_racks -= _NO_RACK
+            self.partition_racks = dict(zip(partitions, rack_sets, strict=True))
         self.needs_rack_aware = use_rack_aware(
             member_racks, all_partition_racks, self.partition_racks
         )
 
     def racks_match(self, member: str, tp: TopicPartition) -> bool:
-        rack = self.member_racks.get(member)
+        rack = self.racks.get(member)
         return rack is None or rack in self.partition_racks.get(tp, ())
 
     def max_assignable(self, member: str) -> int:
         quota = self.per_member + (1 if self.with_extra > 0 else 0)
-        return max(0, quota - self.assigned_count[member])
+        return max(0, quota - self.assigned_count.get(member, 0))
 
     def on_assigned(self, member: str, partitions: list[TopicPartition]) -> None:
-        self.assigned_count[member] += len(partitions)
+        self.assigned_count[member] = self.assigned_count.get(member, 0) + len(partitions)
         if self.assigned_count[member] > self.per_member:
             self.with_extra -= 1
         for tp in partitions:
@@ -123,15 +170,16 @@ class _TopicState:
 
 
 def use_rack_aware(
-    member_racks: set[str],
-    partition_racks: set[str],
-    racks_per_partition: Mapping[TopicPartition, set[str]],
+    member_racks: AbstractSet[str],
+    partition_racks: AbstractSet[str],
+    racks_per_partition: Mapping[TopicPartition, AbstractSet[str]],
 ) -> bool:
     """AbstractPartitionAssignor.useRackAwareAssignment: only when racks overlap and some
     partition is not replicated on every rack."""
     if not member_racks or member_racks.isdisjoint(partition_racks):
         return False
-    return not all(r == partition_racks for r in racks_per_partition.values())
+    racks = list(racks_per_partition.values())
+    return racks.count(partition_racks) != len(racks)  # a set equals its frozenset
 
 
 def _assign(
@@ -151,12 +199,12 @@ def _assign_ranges(
         if not state.unassigned:
             break
         limit = state.max_assignable(member)
-        picked: list[TopicPartition] = []
-        for tp in state.unassigned:
-            if len(picked) >= limit:
-                break
-            if rack_match is None or state.racks_match(member, tp):
-                picked.append(tp)
+        if limit <= 0:
+            continue
+        candidates: Iterable[TopicPartition] = state.unassigned
+        if rack_match is not None:
+            candidates = (tp for tp in state.unassigned if state.racks_match(member, tp))
+        picked = list(itertools.islice(candidates, limit))
         if picked:
             _assign(member, picked, state, assignment)
 
@@ -166,7 +214,7 @@ def _assign_with_rack_matching(
 ) -> None:
     by_members: dict[tuple, list[_TopicState]] = {}
     for state in states:
-        key = tuple((m, state.member_racks[m]) for m in state.members)
+        key = tuple(state.members)  # a member's rack is the same in every state
         by_members.setdefault(key, []).append(state)
     for group in by_members.values():
         by_count: dict[int, list[_TopicState]] = {}
