@@ -41,9 +41,12 @@ class Subscription:
                 f"not the string {self.topics!r}"
             )
         object.__setattr__(self, "topics", tuple(self.topics))
-        object.__setattr__(
-            self, "owned_partitions", tuple(TopicPartition(*tp) for tp in self.owned_partitions)
-        )
+        owned = tuple(self.owned_partitions)
+        # A replay builds one per member, event and assignor from what the last one
+        # gave: TopicPartitions already, kept as they are instead of rebuilt.
+        if not all(type(tp) is TopicPartition for tp in owned):
+            owned = tuple(TopicPartition(*tp) for tp in owned)
+        object.__setattr__(self, "owned_partitions", owned)
         object.__setattr__(self, "_topic_set", frozenset(self.topics))
 
     @property
