@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from fleet_rebalance.assignors.java import member_order, string_key
 from fleet_rebalance.assignors.types import Subscription
+
+T = TypeVar("T")
 
 
 def member_info_key(member_id: str, subscription: Subscription) -> tuple:
@@ -40,3 +44,26 @@ def leader_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
 def member_rack(subscription: Subscription) -> str | None:
     """Kafka ignores an empty client.rack."""
     return subscription.rack or None
+
+
+def subscribers_by_topic(
+    members: Sequence[str], subscriptions: Mapping[str, Subscription], items: Sequence[T]
+) -> dict[str, list[T]]:
+    """Each subscribed topic's members in the order of `members`, each as `items[i]` for
+    members[i] (the member id, its index, ...). Members with one topic set (most of a
+    group) are grouped first, so the work is per topic set and topic, not per member and
+    topic; topics with the same subscribers share one list."""
+    sharing: dict[frozenset[str], list[int]] = {}
+    for index, member in enumerate(members):
+        sharing.setdefault(subscriptions[member].topic_set, []).append(index)
+    listed = {topics: [items[i] for i in indexes] for topics, indexes in sharing.items()}
+    groups: dict[str, list[frozenset[str]]] = {}
+    for topics in sharing:
+        for topic in topics:
+            groups.setdefault(topic, []).append(topics)
+    return {
+        t: listed[g[0]]
+        if len(g) == 1
+        else [items[i] for i in sorted(itertools.chain.from_iterable(map(sharing.__getitem__, g)))]
+        for t, g in groups.items()
+    }

@@ -6,7 +6,12 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
-from fleet_rebalance.assignors.members import leader_order, member_rack, sorted_members
+from fleet_rebalance.assignors.members import (
+    leader_order,
+    member_rack,
+    sorted_members,
+    subscribers_by_topic,
+)
 from fleet_rebalance.assignors.types import (
     AssignorBase,
     PartitionRacks,
@@ -46,19 +51,21 @@ class RangeAssignor(AssignorBase):
             # Rack awareness needs both sides: plain contiguous ranges, computed directly.
             # Filtering one stable sort gives each topic's stable-sorted subscribers.
             in_order = sorted_members(order, subscriptions)
-            for topic, subscribers in _subscribers(in_order, subscriptions).items():
+            for topic, subscribers in subscribers_by_topic(
+                in_order, subscriptions, in_order
+            ).items():
                 count = partitions_per_topic.get(topic, 0)
                 if count > 0:
                     _contiguous_ranges(topic, count, subscribers, assignment)
             return assignment
-        by_topic = _subscribers(order, subscriptions)  # in leader order
+        by_topic = subscribers_by_topic(order, subscriptions, order)  # in leader order
         states = []
         # Topics with the same subscribers (most of them) share their sort and racks.
         shared: dict[tuple[str, ...], tuple[list[str], set[str]]] = {}
         for topic, count in partitions_per_topic.items():
             if count <= 0:
                 continue
-            subscribed = by_topic.get(topic, ())
+            subscribed = tuple(by_topic.get(topic, ()))
             if subscribed not in shared:
                 members = sorted_members(list(subscribed), subscriptions)
                 shared[subscribed] = (members, {racks[m] for m in members if m in racks})
@@ -71,29 +78,6 @@ class RangeAssignor(AssignorBase):
             else:
                 _assign_ranges(state, None, assignment)
         return assignment
-
-
-def _subscribers(
-    members: list[str], subscriptions: Mapping[str, Subscription]
-) -> dict[str, tuple[str, ...]]:
-    """Each topic's subscribers in the order of `members`; members with one topic set
-    (most of a group) are grouped first, so the work is per topic set, not per member."""
-    sharing: dict[frozenset[str], list[str]] = {}
-    for member in members:
-        sharing.setdefault(subscriptions[member].topic_set, []).append(member)
-    lists: dict[str, list[list[str]]] = {}
-    for topics, sharers in sharing.items():
-        for topic in topics:
-            lists.setdefault(topic, []).append(sharers)
-    if len(sharing) == 1:
-        return {t: tuple(ls[0]) for t, ls in lists.items()}
-    position = {m: i for i, m in enumerate(members)}
-    return {
-        t: tuple(ls[0])
-        if len(ls) == 1
-        else tuple(sorted(itertools.chain(*ls), key=position.__getitem__))
-        for t, ls in lists.items()
-    }
 
 
 def _contiguous_ranges(

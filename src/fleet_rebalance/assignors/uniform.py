@@ -23,7 +23,6 @@ import itertools
 from collections import Counter
 from collections.abc import Collection, Mapping
 from functools import lru_cache
-from operator import itemgetter
 
 from fleet_rebalance.assignors.java import (
     DEFAULT_CAPACITY,
@@ -37,6 +36,7 @@ from fleet_rebalance.assignors.java import (
     string_key,
     table_size_for,
 )
+from fleet_rebalance.assignors.members import subscribers_by_topic
 from fleet_rebalance.assignors.types import (
     Assignment,
     AssignorBase,
@@ -50,8 +50,6 @@ from fleet_rebalance.assignors.types import (
 )
 
 MAX_ITERATION_COUNT = 16
-_TOPIC = itemgetter(0)
-_PARTITION = itemgetter(1)
 
 
 def _copy_capacity(size: int) -> int:
@@ -344,22 +342,12 @@ class _Heterogeneous:
         self.members = members
         self.keys = keys
         self.counts = partitions_per_topic
-        # Members with one subscription (most of a group) share its topics' lookup.
-        sharing: dict[tuple[str, ...], list[int]] = {}
-        for index, member in enumerate(members):
-            sharing.setdefault(tuple(subscriptions[member].topics), []).append(index)
-        subscribed: list[frozenset[str]] = [frozenset()] * len(members)
-        lists: dict[str, list[list[int]]] = {}
-        for topics, indexes in sharing.items():
-            present = [t for t in dict.fromkeys(topics) if t in partitions_per_topic]
-            present_set = frozenset(present)
-            for index in indexes:
-                subscribed[index] = present_set
-            for topic in present:
-                lists.setdefault(topic, []).append(indexes)
         self.subscribers = {
-            t: ls[0] if len(ls) == 1 else sorted(itertools.chain.from_iterable(ls))
-            for t, ls in lists.items()
+            t: indexes
+            for t, indexes in subscribers_by_topic(
+                members, subscriptions, range(len(members))
+            ).items()
+            if t in partitions_per_topic
         }
         self.owners = {t: [-1] * partitions_per_topic[t] for t in self.subscribers}
         self.parts = {t: topic_partitions(t, partitions_per_topic[t]) for t in self.subscribers}
@@ -367,11 +355,11 @@ class _Heterogeneous:
         self.target: dict[str, dict[TopicPartition, None]] = {}
         released: dict[TopicPartition, int] = {}  # owned, but no longer subscribed to
         for index, member in enumerate(members):
-            mine = subscribed[index]
+            mine = subscriptions[member].topic_set
             kept: dict[TopicPartition, None] = {}
             for tp in subscriptions[member].owned_partitions:
                 topic, p = tp
-                if topic in mine:
+                if topic in mine and topic in self.owners:  # subscribed, and it exists
                     owners = self.owners[topic]
                     if 0 <= p < len(owners):
                         if owners[p] == -1:
