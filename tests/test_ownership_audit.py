@@ -11,8 +11,10 @@ from fleet_rebalance.metrics.attention import Limits, attention, ownership_reaso
 from fleet_rebalance.metrics.ownership_rules import (
     DOUBLE,
     ORPHANED,
+    GroupCapture,
     PartitionCapture,
     audit,
+    partition_captures,
     rebalancing,
 )
 
@@ -43,6 +45,43 @@ def capture(minute: int, partition: int, owners: list[str] | None, **group) -> P
         "unknown_assignments": 0,
     }
     return row | group  # type: ignore[return-value]
+
+
+def test_a_group_capture_yields_its_unowned_rows_and_its_partitions_held_twice():
+    """orders-0 held by a and b (and an unowned offsets row for it), orders-1 held by b
+    twice over and by nobody else, orders-2 unowned and held by a alone (no candidate),
+    orders-3 unowned and held by nobody, orders-4 held by a and b with no offsets row."""
+    group: GroupCapture = {
+        "captured_at": at(0),
+        "holdings": [
+            {
+                "consumer_id": "a",
+                "assignment": [{"topic": "orders", "partition": p} for p in (0, 2, 4)],
+            },
+            {
+                "consumer_id": "b",
+                "assignment": [{"topic": "orders", "partition": p} for p in (0, 1, 1, 4)],
+            },
+        ],
+        "unowned": [
+            {"topic": "orders", "partition": p, "current_offset": 100 + p, "lag": p}
+            for p in (0, 2, 3)
+        ],
+        "state": "Stable",
+        "state_members": 2,
+        "warned": None,
+        "listed_members": 2,
+        "assigning_members": 2,
+        "unknown_assignments": None,
+    }
+    got = {
+        (c["partition"], tuple(c["owners"] or ()), c["current_offset"], c["lag"])
+        for c in partition_captures(group)
+    }
+    assert got == {(0, ("a", "b"), 100, 0), (3, (), 103, 3), (4, ("a", "b"), None, None)}
+    assert {c["unknown_assignments"] for c in partition_captures(group)} == {0}
+    # A capture with nothing unowned and no partition held twice shows no candidate.
+    assert partition_captures(group | {"unowned": None, "holdings": group["holdings"][:1]}) == []
 
 
 # -- double ownership ----------------------------------------------------------------------

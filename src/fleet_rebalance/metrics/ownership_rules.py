@@ -70,6 +70,66 @@ class PartitionCapture(TypedDict):
     unknown_assignments: int  # ... whose assignment was not captured
 
 
+class GroupCapture(TypedDict):
+    """One group capture that could show a finding (its members' assignments hold a
+    partition twice, or it has unowned offsets rows), as the gold step gathers it."""
+
+    captured_at: dt.datetime
+    holdings: list[dict[str, Any]] | None  # {consumer_id, assignment: [{topic, partition}]}
+    unowned: list[dict[str, Any]] | None  # {topic, partition, current_offset, lag}
+    state: str | None
+    state_members: int | None
+    warned: bool | None
+    listed_members: int | None
+    assigning_members: int | None
+    unknown_assignments: int | None
+
+
+def partition_captures(capture: GroupCapture) -> list[PartitionCapture]:
+    """The capture's partitions that could show a finding: each unowned offsets row
+    (with the members holding it, unless exactly one does) and each partition two
+    members hold that has no such row."""
+    owners: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for holding in capture["holdings"] or ():
+        for tp in holding["assignment"]:
+            owners[(tp["topic"], tp["partition"])].add(holding["consumer_id"])
+    out = []
+    unowned = capture["unowned"] or ()
+    for row in unowned:
+        held = owners.get((row["topic"], row["partition"]))
+        if held is None or len(held) != 1:
+            out.append(_partition(capture, row["topic"], row["partition"], held, row))
+    listed = {(row["topic"], row["partition"]) for row in unowned}
+    for (topic, partition), held in owners.items():
+        if len(held) > 1 and (topic, partition) not in listed:
+            out.append(_partition(capture, topic, partition, held, None))
+    return out
+
+
+def _partition(
+    capture: GroupCapture,
+    topic: str,
+    partition: int,
+    owners: set[str] | None,
+    offsets: dict[str, Any] | None,
+) -> PartitionCapture:
+    return PartitionCapture(
+        captured_at=capture["captured_at"],
+        topic=topic,
+        partition=partition,
+        owners=sorted(owners) if owners else None,
+        current_offset=offsets["current_offset"] if offsets else None,
+        lag=offsets["lag"] if offsets else None,
+        offsets_owner=None,  # the unowned offsets rows are those without a CONSUMER-ID
+        state=capture["state"],
+        state_members=capture["state_members"],
+        warned=capture["warned"],
+        listed_members=capture["listed_members"] or 0,
+        assigning_members=capture["assigning_members"] or 0,
+        unknown_assignments=capture["unknown_assignments"] or 0,
+    )
+
+
 def rebalancing(c: PartitionCapture) -> bool:
     """The capture shows the group mid-rebalance (module docstring)."""
     old_coordinator_view = (

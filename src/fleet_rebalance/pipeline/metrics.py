@@ -273,72 +273,61 @@ def ownership_audit(
     members: DataFrame, states: DataFrame, samples: DataFrame, run_date: dt.date
 ) -> DataFrame:
     """ownership_audit of run_date from the date's members and group_states and the
-    offsets samples (offset_history's): one row per partition of a group capture that
-    could show a finding, with what the capture says of the group, then
-    metrics/ownership_rules.py's rules per group. Could show one: held by two members (only
-    captures whose assignments hold some partition twice are exploded), or an offsets
-    row with a committed offset, a lag and no CONSUMER-ID that no member holds. Share
-    groups have neither (metrics/share_groups.py); a streams member's tasks are no
-    partitions (its assignment is not captured)."""
+    offsets samples (offset_history's): each group capture that could show a finding,
+    with what the capture says of the group, then metrics/ownership_rules.py's rules per
+    group. Could show one: its members' assignments hold a partition twice, or an
+    offsets row with a committed offset, a lag and no CONSUMER-ID. Share groups have
+    neither (metrics/share_groups.py); a streams member's tasks are no partitions (its
+    assignment is not captured). The members' aggregate is read once: the captures,
+    their states and their unowned rows are joined per capture, and the partitions are
+    found in Python (ownership_rules.partition_captures)."""
     if "group_type" in members.columns:
         # A share group's members all fetch from the partitions they are assigned
         # (KIP-932): holding one together is its design, not double ownership.
         members = members.where(~F.col("group_type").eqNullSafe(share_groups.SHARE))
-    groups = _capture_members(members)
     # max, not first: two state files of one capture (a text view and a jsonl export)
     # give one answer whatever the order they are read in.
     stated = states.groupBy(*GROUP_CAPTURE).agg(
         F.max("state").alias("state"), F.max("member_count").alias("state_members")
     )
-    captures = groups.drop("_held_twice", "_holdings").join(stated, GROUP_CAPTURE, how="full")
-    partition = [*GROUP_CAPTURE, "topic", "partition"]
-    unowned = samples.where(
-        (F.col("capture_date") == F.lit(run_date))
-        & F.col("consumer_id").isNull()
-        & F.col("current_offset").isNotNull()
-        & F.col("lag").isNotNull()
-    ).select(*partition, "current_offset", "lag", F.col("consumer_id").alias("offsets_owner"))
-    suspect = (
-        groups.where("_held_twice")
-        .select(*GROUP_CAPTURE)
-        .unionByName(unowned.select(*GROUP_CAPTURE))
-        .distinct()
+    unowned = (
+        samples.where(
+            (F.col("capture_date") == F.lit(run_date))
+            & F.col("consumer_id").isNull()
+            & F.col("current_offset").isNotNull()
+            & F.col("lag").isNotNull()
+        )
+        .groupBy(*GROUP_CAPTURE)
+        .agg(
+            F.collect_list(F.struct("topic", "partition", "current_offset", "lag")).alias("unowned")
+        )
     )
-    owners = (
-        groups.join(suspect, GROUP_CAPTURE, how="left_semi")
-        .select(*GROUP_CAPTURE, F.explode("_holdings").alias("m"))
-        .select(*GROUP_CAPTURE, "m.consumer_id", F.explode("m.assignment").alias("tp"))
-        .select(*GROUP_CAPTURE, "tp.topic", "tp.partition", "consumer_id")
-        .groupBy(*partition)
-        .agg(F.array_sort(F.collect_set("consumer_id")).alias("owners"))
-    )
-    counted = ("listed_members", "assigning_members", "unknown_assignments")
-    candidates = (
-        owners.join(unowned, partition, how="full")
-        .where(F.coalesce(F.size("owners"), F.lit(0)) != 1)
-        .join(captures, GROUP_CAPTURE, how="left")
+    captures = (
+        _capture_members(members)
+        .join(unowned, GROUP_CAPTURE, how="full")
+        .where(F.coalesce("_held_twice", F.lit(False)) | F.col("unowned").isNotNull())
+        .join(stated, GROUP_CAPTURE, how="left")
         .select(
-            *[c for c in partition if c != "captured_at"],
-            "captured_at",
-            "owners",
-            "current_offset",
-            "lag",
-            "offsets_owner",
+            *GROUP_CAPTURE,
+            F.col("_holdings").alias("holdings"),
+            "unowned",
             "state",
             "state_members",
             "warned",
-            *[F.coalesce(c, F.lit(0)).alias(c) for c in counted],
+            "listed_members",
+            "assigning_members",
+            "unknown_assignments",
         )
     )
 
     def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
         rows = table.to_pylist()
         key = {"cluster": rows[0]["cluster"], "group_id": rows[0]["group_id"], "date": run_date}
-        return pa.Table.from_pylist([key | r for r in ownership_rules.audit(rows)], schema)
+        partitions = [p for row in rows for p in ownership_rules.partition_captures(row)]
+        return pa.Table.from_pylist([key | r for r in ownership_rules.audit(partitions)], schema)
 
-    columns = candidates.columns
     schema = gold.TABLES["ownership_audit"]
-    return _per_key(candidates, ["cluster", "group_id"], columns, schema, per_group)
+    return _per_key(captures, ["cluster", "group_id"], captures.columns, schema, per_group)
 
 
 def _capture_members(members: DataFrame) -> DataFrame:
@@ -355,7 +344,7 @@ def _capture_members(members: DataFrame) -> DataFrame:
     def distinct(condition: Column) -> Column:
         return F.size(F.collect_set(F.when(condition, member)))
 
-    per_file = members.groupBy(*GROUP_CAPTURE, "source_file").agg(
+    per_file = members.repartition(*GROUP_CAPTURE).groupBy(*GROUP_CAPTURE, "source_file").agg(
         F.max(F.col("assignment").isNotNull()).alias("_assigns"),
         distinct(listed).cast("int").alias("listed_members"),
         distinct(F.size("assignment") > 0).cast("int").alias("assigning_members"),
