@@ -16,6 +16,8 @@ from fleet_rebalance.metrics.consumer_status import (
     NAMES,
     entries_of,
     group_consumer_status,
+    group_id_runs,
+    topic_consumer_status,
     window_checks,
     window_ranks,
 )
@@ -77,6 +79,33 @@ def test_partitions_are_rated_apart_whatever_the_row_order():
     assert {k: r["status"] for k, r in got.items()} == {("a", 0): "STALL", ("b", 0): "OK"}
     assert {r["group_status"] for r in got.values()} == {"ERR"}  # STALL, capped at ERR
     assert got[("b", 0)]["current_lag"] == 5
+
+
+def test_a_topics_samples_are_rated_per_group_as_each_group_alone():
+    """The per-topic call rates each group reading the topic as that group's own call
+    would: a null group_id is a group of its own, and rows of one group need not be
+    adjacent."""
+    stalled = entries("t", 0, [(0, 10, 5), (10, 10, 6), (20, 10, 7)])
+    moving = [r | {"group_id": "h"} for r in entries("t", 0, [(0, 10, 7), (10, 20, 6)])]
+    nameless = [r | {"group_id": None} for r in entries("t", 1, [(0, 10, 5), (10, 20, 4)])]
+    rows = [moving[1], stalled[0], nameless[0], stalled[2], moving[0], nameless[1], stalled[1]]
+    table = sample_table(rows, INPUT_COLUMNS)
+    runs = group_id_runs(table)
+    assert sorted([r["group_id"][0].as_py() or "", r.num_rows] for r in runs) == [
+        ["", 2],
+        ["g", 3],
+        ["h", 2],
+    ]
+    got = topic_consumer_status(table, DAY, 3)
+    alone = [
+        group_consumer_status(sample_table(part, INPUT_COLUMNS), DAY, 3)
+        for part in (stalled, moving, nameless)
+    ]
+    key = lambda columns: columns["group_id"][0] or ""  # noqa: E731
+    assert [{k: list(v) for k, v in c.items()} for c in sorted(got, key=key)] == [
+        {k: list(v) for k, v in c.items()} for c in sorted(alone, key=key)
+    ]
+    assert group_id_runs(table.slice(0, 0)) == []
 
 
 def test_entries_without_an_offset_are_skipped_without_a_lag_not_rated():

@@ -156,6 +156,30 @@ def test_consumer_status_windows_slide(spark):
     assert (r["status"], r["worst_status"], r["group_status"]) == ("OK", "REWIND", "OK")
 
 
+def test_consumer_status_of_a_group_spans_its_topics(spark):
+    """Partitions are rated per topic (one call per cluster and topic), the group's
+    status over all its topics: g's STALL on `t` and OK on `u`; h reads `t` too."""
+    rows = (
+        _status_rows(0, [(10, 5), (10, 6), (10, 7)])  # STALL
+        + [r | {"topic": "u"} for r in _status_rows(0, [(10, 7), (20, 6), (30, 5)])]
+        + [r | {"group_id": "h"} for r in _status_rows(1, [(10, 7), (20, 6), (30, 5)])]
+    )
+    got = {
+        (r["group_id"], r["topic"]): r.asDict()
+        for r in consumer_status(offsets(spark, rows), DAY, intervals=3).collect()
+    }
+    assert {k: r["status"] for k, r in got.items()} == {
+        ("g", "t"): "STALL",
+        ("g", "u"): "OK",
+        ("h", "t"): "OK",
+    }
+    assert {k: (r["group_status"], r["group_worst_status"]) for k, r in got.items()} == {
+        ("g", "t"): ("ERR", "STALL"),
+        ("g", "u"): ("ERR", "STALL"),
+        ("h", "t"): ("OK", "OK"),
+    }
+
+
 def test_partition_flapping_counts_owner_changes_per_assignor(spark):
     def owns(seq, member, *parts):
         return {

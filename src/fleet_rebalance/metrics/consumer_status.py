@@ -85,6 +85,7 @@ minimum, so every window of every partition is rated at once.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -317,3 +318,31 @@ def group_consumer_status(
         "group_worst_status": [NAMES[worst.max()]] * count,
         "current_offset": e.offsets[rows[end]],
     }
+
+
+def topic_consumer_status(
+    table: pa.Table, run_date: dt.date, intervals: int, allowed_lag: int = ALLOWED_LAG
+) -> list[dict[str, list]]:
+    """group_consumer_status of each group in one topic's offsets samples (the lag
+    metrics' per-topic call holds every group reading it). A partition's windows are
+    its own, so its columns are final; group_status and group_worst_status are over the
+    topic's partitions only, and the group's over all its topics is their worst."""
+    return [
+        found
+        for group in group_id_runs(table.select(INPUT_COLUMNS))
+        if (found := group_consumer_status(group, run_date, intervals, allowed_lag))
+    ]
+
+
+def group_id_runs(table: pa.Table) -> list[pa.Table]:
+    """`table`'s rows, one table per group_id (a null group_id is a group of its own, as
+    in SQL), in a stable sort by group."""
+    if not table.num_rows:
+        return []
+    encoded = table["group_id"].combine_chunks().dictionary_encode()
+    codes = encoded.indices.fill_null(len(encoded.dictionary)).to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    codes = codes[order]
+    bounds = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True])
+    grouped = table.take(order)
+    return [grouped.slice(a, b - a) for a, b in itertools.pairwise(bounds)]

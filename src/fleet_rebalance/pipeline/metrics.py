@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyspark.sql.functions as F
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -69,17 +69,17 @@ def gold_frames(
     per_topic: DataFrame | None = None,
 ) -> dict[str, DataFrame]:
     """Every gold table of run_date as a DataFrame in its documented schema (lazy);
-    `samples` is offset_history's (three tables read it), `per_topic` per_topic_frame's
-    of them (computed here when not given)."""
+    `samples` is offset_history's (per_topic_frame's and ownership_audit's input),
+    `per_topic` per_topic_frame's of them (computed here when not given)."""
 
     table = _reader(spark, config)
+    m = config.metrics
     if per_topic is None:
-        per_topic = per_topic_frame(samples, run_date)
+        per_topic = per_topic_frame(samples, run_date, m.burrow_intervals, m.burrow_allowed_lag)
     yesterday = run_date - dt.timedelta(days=1)
     replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
     events = table("coordinator_events", "log_date", yesterday, run_date)
-    m = config.metrics
     replayed_events = table("rebalance_events", "event_date", run_date)
     frames = {
         "stickiness": sticky,
@@ -95,9 +95,7 @@ def gold_frames(
             samples,
             run_date,
         ),
-        "consumer_status": consumer_status(
-            samples, run_date, m.burrow_intervals, m.burrow_allowed_lag
-        ),
+        "consumer_status": _consumer_status(per_topic),
         "partition_flapping": partition_flapping(
             table("assignment_replay", "event_date", run_date),
             replayed_events,
@@ -206,9 +204,11 @@ def context_frame(spark: SparkSession, config: Config, run_date: dt.date) -> Dat
     )
 
 
-# Gold tables of one Arrow call per cluster and topic: both need the topic's log-end
-# refusals, which the time lag decides anyway.
-PER_TOPIC = ("lag_distribution", "log_end_quarantine")
+# Gold tables of one Arrow call per cluster and topic: the first two need the topic's
+# log-end refusals, which the time lag decides anyway; consumer_status rates each
+# partition's windows, which needs no other topic: one shuffle of the offsets samples
+# serves all three (it is most of their cost).
+PER_TOPIC = ("lag_distribution", "log_end_quarantine", "consumer_status")
 TABLE_TAG = "_table"
 
 
@@ -221,18 +221,43 @@ def _per_topic_schema() -> StructType:
     return StructType([*fields.values(), StructField(TABLE_TAG, StringType())])
 
 
-def per_topic_frame(samples: DataFrame, run_date: dt.date) -> DataFrame:
+def per_topic_frame(
+    samples: DataFrame, run_date: dt.date, intervals: int | None = None, allowed_lag: int = 0
+) -> DataFrame:
     """The PER_TOPIC tables' rows of run_date, each tagged with its table, one Arrow call
     per cluster and topic: `samples` are offset_history's, both days (yesterday's log
-    ends are time-lag points too)."""
+    ends are time-lag points, its captures fill the day's first status windows).
+    consumer_status's rows (Burrow's window of `intervals` captures and its allowed lag)
+    only with `intervals`, their group columns over the topic only (_consumer_status)."""
+    status_schema = to_arrow_schema(gold.TABLES["consumer_status"])
 
     def per_topic(table: pa.Table, schema: pa.Schema) -> pa.Table:
         tables = lags.topic_tables(table, run_date)
-        rows = [{**row, TABLE_TAG: name} for name in PER_TOPIC for row in tables[name]]
-        return pa.Table.from_pylist(rows, schema)
+        names = PER_TOPIC[:2]
+        rows = [{**row, TABLE_TAG: name} for name in names for row in tables[name]]
+        parts = [pa.Table.from_pylist(rows, schema)]
+        if intervals is not None:
+            for columns in status.topic_consumer_status(table, run_date, intervals, allowed_lag):
+                rated = pa.Table.from_pydict(columns, status_schema)
+                parts.append(_tagged(rated, schema, "consumer_status"))
+        return pa.concat_tables(parts)
 
-    columns = lags.INPUT_COLUMNS
+    columns = list(dict.fromkeys([*lags.INPUT_COLUMNS, *status.INPUT_COLUMNS]))
     return _per_key(samples, ["cluster", "topic"], columns, _per_topic_schema(), per_topic)
+
+
+def _tagged(table: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
+    """`table`'s rows in `schema` (the other tables' columns null), tagged `name`."""
+    n = table.num_rows
+    columns = [
+        pa.array([name] * n, f.type)
+        if f.name == TABLE_TAG
+        else table[f.name]
+        if f.name in table.column_names
+        else pa.nulls(n, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _per_topic_table(per_topic: DataFrame, name: str) -> DataFrame:
@@ -253,17 +278,24 @@ def log_end_quarantine(samples: DataFrame, run_date: dt.date) -> DataFrame:
 def consumer_status(
     samples: DataFrame, run_date: dt.date, intervals: int, allowed_lag: int = 0
 ) -> DataFrame:
-    """consumer_status of run_date, one Arrow call per group (its status spans its
-    partitions): `samples` are offset_history's, both days (yesterday's captures fill
-    the day's first windows)."""
+    """consumer_status of run_date (per_topic_frame): `samples` are offset_history's,
+    both days (yesterday's captures fill the day's first windows)."""
+    return _consumer_status(per_topic_frame(samples, run_date, intervals, allowed_lag))
 
-    def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
-        columns = status.group_consumer_status(table, run_date, intervals, allowed_lag)
-        return pa.Table.from_pydict(columns, schema) if columns else schema.empty_table()
 
-    columns = status.INPUT_COLUMNS
-    schema = gold.TABLES["consumer_status"]
-    return _per_key(samples, ["cluster", "group_id"], columns, schema, per_group)
+def _consumer_status(per_topic: DataFrame) -> DataFrame:
+    """per_topic_frame's consumer_status rows with each group's status over all its
+    topics: the worst of its topics' (each already capped at ERR, so is their worst)."""
+    rank = F.create_map(*[F.lit(x) for pair in status.RANKS.items() for x in pair])
+    names = F.array(*[F.lit(name) for name in status.RANKS])
+    group = Window.partitionBy("cluster", "group_id")
+
+    def worst(column: str) -> Column:
+        return F.element_at(names, F.max(rank[F.col(column)]).over(group)).alias(column)
+
+    rows = _per_topic_table(per_topic, "consumer_status")
+    grouped = ("group_status", "group_worst_status")
+    return rows.select(*[worst(c) if c in grouped else F.col(c) for c in rows.columns])
 
 
 GROUP_CAPTURE = ["cluster", "group_id", "captured_at"]
@@ -344,15 +376,19 @@ def _capture_members(members: DataFrame) -> DataFrame:
     def distinct(condition: Column) -> Column:
         return F.size(F.collect_set(F.when(condition, member)))
 
-    per_file = members.repartition(*GROUP_CAPTURE).groupBy(*GROUP_CAPTURE, "source_file").agg(
-        F.max(F.col("assignment").isNotNull()).alias("_assigns"),
-        distinct(listed).cast("int").alias("listed_members"),
-        distinct(F.size("assignment") > 0).cast("int").alias("assigning_members"),
-        distinct(F.col("assignment").isNull()).cast("int").alias("unknown_assignments"),
-        F.max(F.when(listed, warned.cast("boolean"))).alias("warned"),
-        F.collect_list(
-            F.when(listed & F.col("assignment").isNotNull(), F.struct(member, "assignment"))
-        ).alias("_holdings"),
+    per_file = (
+        members.repartition(*GROUP_CAPTURE)
+        .groupBy(*GROUP_CAPTURE, "source_file")
+        .agg(
+            F.max(F.col("assignment").isNotNull()).alias("_assigns"),
+            distinct(listed).cast("int").alias("listed_members"),
+            distinct(F.size("assignment") > 0).cast("int").alias("assigning_members"),
+            distinct(F.col("assignment").isNull()).cast("int").alias("unknown_assignments"),
+            F.max(F.when(listed, warned.cast("boolean"))).alias("warned"),
+            F.collect_list(
+                F.when(listed & F.col("assignment").isNotNull(), F.struct(member, "assignment"))
+            ).alias("_holdings"),
+        )
     )
     facts = ["listed_members", "assigning_members", "unknown_assignments", "warned", "_holdings"]
     chosen = per_file.groupBy(*GROUP_CAPTURE).agg(
@@ -386,15 +422,18 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     if run_date is None:
         raise ValueError("metrics runs one date at a time: pass --date")
     counts: dict[str, int] = {}
-    # Not cached: the three passes that read the samples (per topic, consumer_status,
-    # ownership_audit's unowned rows) each scan the offsets' Parquet
-    # again, which costs less than writing ~40M rows (a 20k-group day) to a disk cache
-    # and reading them back (5k groups: 94.6 s against 106.6 s for the whole step).
+    # Not cached: the two passes that read the samples (per topic, ownership_audit's
+    # unowned rows) each scan the offsets' Parquet again, which costs less than writing
+    # ~40M rows (a 20k-group day) to a disk cache and reading them back.
     samples = offset_history(spark, config, run_date)
     warehouse = Warehouse(spark, config.warehouse)
-    # Cached: small (one row per group and topic, plus the refused log ends), and two
-    # tables read it, which would otherwise each shuffle the offsets by topic.
-    per_topic = per_topic_frame(samples, run_date).persist()
+    # Cached: small (one row per group and topic, one per partition rated, and the
+    # refused log ends), and three tables read it, which would otherwise each shuffle
+    # the offsets by topic.
+    m = config.metrics
+    per_topic = per_topic_frame(
+        samples, run_date, m.burrow_intervals, m.burrow_allowed_lag
+    ).persist()
     # One row per group, read by all three DERIVED tables: each would otherwise scan
     # the day's members and two days' coordinator logs again to find the same answer.
     context = context_frame(spark, config, run_date).persist()
