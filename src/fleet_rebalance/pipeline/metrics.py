@@ -135,7 +135,7 @@ def recommendations_frame(
         context,
         static_what_if=static_what_if(moved, replayed, declared),
         static_session_timeout_s=m.static_session_timeout_s,
-    )
+    ).localCheckpoint(eager=True)  # final_changes reads it twice; one row per group
     stuck = stuck_partitions(table("consumer_status", "date", run_date))
     limits = Limits(
         m.change_min_rebalances_saved,
