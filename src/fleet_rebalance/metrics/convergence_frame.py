@@ -2,7 +2,7 @@
 metrics/convergence_rules.py.
 
 The date's bronze members (their member_epoch / target_epoch per capture) and the
-coordinator's `epoch_bumped` events go to one pandas call per group, which applies
+coordinator's `epoch_bumped` events go to one Arrow call per group, which applies
 convergence.py's rules. Only groups whose captures print an epoch get a row: a classic
 group (`-` epochs) or a capture without `--verbose` says nothing of convergence.
 """
@@ -10,10 +10,12 @@ group (`-` epochs) or a capture without `--verbose` says nothing of convergence.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-import pandas as pd
+import pyarrow as pa
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     BooleanType,
     DateType,
@@ -102,51 +104,47 @@ def convergence_frame(
     with_epochs = captured.where(F.col("member_epoch").isNotNull()).select(*KEYS).distinct()
     rows = captured.unionByName(bumps).join(with_epochs, KEYS, "left_semi")
     stuck_after = dt.timedelta(seconds=stuck_after_s)
+    schema = to_arrow_schema(SCHEMA)
 
-    def per_group(frame: pd.DataFrame) -> pd.DataFrame:
-        return group_convergence(frame, stuck_after)
+    def per_group(table: pa.Table) -> pa.Table:
+        return pa.Table.from_pylist(group_convergence(table.to_pylist(), stuck_after), schema)
 
-    return rows.select(*INPUT.fieldNames()).groupBy(*KEYS).applyInPandas(per_group, SCHEMA)
+    return rows.select(*INPUT.fieldNames()).groupBy(*KEYS).applyInArrow(per_group, SCHEMA)
 
 
-def group_convergence(frame: pd.DataFrame, stuck_after: dt.timedelta) -> pd.DataFrame:
+def group_convergence(records: list[dict[str, Any]], stuck_after: dt.timedelta) -> list[dict]:
     """One group's row (columns COLUMNS) from its rows in INPUT's columns, or none when
-    no capture printed an epoch. Times only need one zone: only their order and
-    differences count."""
-    records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    no capture printed an epoch."""
     shots: dict[dt.datetime, list[MemberEpoch]] = {}
     upgraded: dict[dt.datetime, list[bool | None]] = {}
     first_bump: dict[int, dt.datetime] = {}
     for r in records:
-        at = pd.Timestamp(r["at"]).to_pydatetime()
+        at = r["at"]
         if r["kind"] == BUMP:
-            epoch = int(r["epoch"])
+            epoch = r["epoch"]
             first_bump[epoch] = min(at, first_bump.get(epoch, at))  # a line read twice
             continue
         shots.setdefault(at, []).append(
-            MemberEpoch(r["member_id"], _int(r["member_epoch"]), _int(r["target_epoch"]))
+            MemberEpoch(r["member_id"], r["member_epoch"], r["target_epoch"])
         )
         upgraded.setdefault(at, []).append(r["upgraded"])
     if not any(m.member_epoch is not None for ms in shots.values() for m in ms):
-        return pd.DataFrame(columns=COLUMNS)
+        return []
     captures = [Capture(at, tuple(ms)) for at, ms in shots.items()]
     bumps = sorted((at, epoch) for epoch, at in first_bump.items())
     total = summary(convergences(bumps, captures), stuck(captures, stuck_after))
     last = max(shots)
     first = records[0]
-    row = {
-        "cluster": first["cluster"],
-        "group_id": first["group_id"],
-        "date": first["date"],
-        "epoch_bumps": total.epochs,
-        "epochs_converged": total.converged,
-        "convergence_max_seconds": total.max_seconds,
-        "convergence_median_seconds": total.median_seconds,
-        "members_stuck_reconciling": total.stuck_members,
-        "classic_members": sum(1 for u in upgraded[last] if u is False),
-    }
-    return pd.DataFrame([row], columns=COLUMNS)
-
-
-def _int(value: object) -> int | None:
-    return None if value is None else int(value)  # type: ignore[call-overload]
+    return [
+        {
+            "cluster": first["cluster"],
+            "group_id": first["group_id"],
+            "date": first["date"],
+            "epoch_bumps": total.epochs,
+            "epochs_converged": total.converged,
+            "convergence_max_seconds": total.max_seconds,
+            "convergence_median_seconds": total.median_seconds,
+            "members_stuck_reconciling": total.stuck_members,
+            "classic_members": sum(1 for u in upgraded[last] if u is False),
+        }
+    ]
