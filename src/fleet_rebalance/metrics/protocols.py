@@ -47,11 +47,11 @@ def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
         .agg(F.max_by("assignment_strategy", "captured_at").alias("_strategy"))
         .select(*GROUP, (declared_protocol(F.col("_strategy")) == CONSUMER).alias("_by_state"))
     )
-    per_capture = members.groupBy(
-        "cluster", "group_id", F.col("capture_date").alias("date"), "captured_at"
-    ).agg(F.max(F.col("consumer_id").rlike(KIP848_MEMBER_ID)).alias("_kip848"))
-    by_members = per_capture.groupBy(*GROUP).agg(
-        F.max_by("_kip848", "captured_at").alias("_by_members")
+    # The latest capture's answer, true if any of its members is KIP-848's: the largest
+    # (captured_at, is KIP-848) pair, in one aggregate (a null id orders below both).
+    kip848 = F.col("consumer_id").rlike(KIP848_MEMBER_ID)
+    by_members = members.groupBy("cluster", "group_id", F.col("capture_date").alias("date")).agg(
+        F.max(F.struct("captured_at", kip848.alias("k")))["k"].alias("_by_members")
     )
     either = F.coalesce(F.col("_by_state"), F.lit(False)) | F.coalesce(
         F.col("_by_members"), F.lit(False)
