@@ -65,7 +65,6 @@ SCHEMA = StructType(
         StructField("classic_members", IntegerType()),
     ]
 )
-COLUMNS = [f.name for f in SCHEMA.fields]
 
 
 def convergence_frame(
@@ -113,7 +112,7 @@ def convergence_frame(
 
 
 def group_convergence(records: list[dict[str, Any]], stuck_after: dt.timedelta) -> list[dict]:
-    """One group's row (columns COLUMNS) from its rows in INPUT's columns, or none when
+    """One group's row (SCHEMA's columns) from its rows in INPUT's columns, or none when
     no capture printed an epoch."""
     shots: dict[dt.datetime, list[MemberEpoch]] = {}
     upgraded: dict[dt.datetime, list[bool | None]] = {}

@@ -232,9 +232,8 @@ def per_topic_frame(
     status_schema = to_arrow_schema(gold.TABLES["consumer_status"])
 
     def per_topic(table: pa.Table, schema: pa.Schema) -> pa.Table:
-        tables = lags.topic_tables(table, run_date)
-        names = PER_TOPIC[:2]
-        rows = [{**row, TABLE_TAG: name} for name in names for row in tables[name]]
+        tables = lags.topic_tables(table, run_date)  # the two tables of rows
+        rows = [{**row, TABLE_TAG: name} for name, found in tables.items() for row in found]
         parts = [pa.Table.from_pylist(rows, schema)]
         if intervals is not None:
             for columns in status.topic_consumer_status(table, run_date, intervals, allowed_lag):
