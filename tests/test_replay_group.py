@@ -85,6 +85,21 @@ def test_member_left_against_previous_date_baseline_with_lags_at_the_event():
     assert out[out["_table"] == "replay_errors"].empty
 
 
+def test_lags_of_times_without_a_capture_row_are_not_read():
+    """The job hands over a group's offsets from its first replayed capture on, those
+    of its gaps too (pipeline/replay.py lag_rows): only its captures' rows count."""
+    baseline, gap, left = at(19, 23 * 60 + 50), at(20, 5), at(20, 10)
+    captures = [
+        member_row(baseline, "c1", [0, 1]),
+        member_row(baseline, "c2", [2, 3]),
+        member_row(left, "c2", [0, 1, 2, 3]),
+    ]
+    lags = lag_rows(baseline, [1, 1, 1, 1]) + lag_rows(left, [5, 2, 7, 1])
+    others = [{**row, "lag": 900} for row in lag_rows(gap, [0] * 8)]
+    others += [{**row, "topic": "payments"} for row in lag_rows(gap, [3, 3])]
+    assert run(captures, lags + others).equals(run(captures, lags))
+
+
 def test_empty_group_row_and_missing_lags_side():
     captures = [
         member_row(at(20, 0), "c1", [0]),

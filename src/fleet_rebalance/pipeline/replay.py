@@ -288,10 +288,12 @@ def capture_rows(
         F.transform("assignment", lambda tp: tp["topic"]).alias("assigned_topics"),
         F.transform("assignment", lambda tp: tp["partition"]).alias("assigned_partitions"),
     )
+    # Both sides cut to the keys before the full join: partitioned by capture already,
+    # the join shuffles neither again.
     rows = (
-        members.join(_states(spark, config, days), on=KEY, how="full")
+        members.join(keys, on=KEY, how="left_semi")
+        .join(_states(spark, config, days).join(keys, on=KEY, how="left_semi"), on=KEY, how="full")
         .where(F.col("consumer_id").isNotNull() | (F.col("state") == "Empty"))
-        .join(keys, on=KEY, how="left_semi")
     )
     return _typed_by_states(rows, _table(spark, config, "group_states", days))
 
@@ -374,14 +376,22 @@ def log_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataF
 
 
 def lag_rows(spark: SparkSession, config: Config, run_date: dt.date, keys: DataFrame) -> DataFrame:
-    """Per-partition lags and log-end offsets of exactly the captures of `keys`: the
-    lags weigh each member's share of the lag, the log ends give each partition's produce
-    rate between two captures (what a rebalance's pause delays)."""
+    """Per-partition lags and log-end offsets of the replayed groups from each one's
+    first replayed capture on: the lags weigh each member's share of the lag, the log
+    ends give each partition's produce rate between two captures (what a rebalance's
+    pause delays). Cut by group, not by capture: the join shuffles the offsets once, by
+    group, as the cogroup needs them; the replay keeps the rows of its captures
+    (replay/group.py)."""
     days = _replayed_days(run_date)
     offsets = _table(spark, config, "offsets", days).select(
         *KEY, "topic", "partition", "lag", "log_end_offset"
     )
-    return offsets.join(keys, on=KEY, how="left_semi")
+    since = keys.groupBy("cluster", "group_id").agg(F.min("captured_at").alias("_since"))
+    return (
+        offsets.join(since, on=["cluster", "group_id"], how="inner")
+        .where(F.col("captured_at") >= F.col("_since"))
+        .drop("_since")
+    )
 
 
 def topic_history(

@@ -11,7 +11,7 @@ Arrow converts them without building a Python object per nested value:
   row per coordinator log line of the group (`_kind` "log": logged_at in captured_at,
   event, generation, member_id, reason, line);
 - lags: one row per partition per capture (captured_at, topic, partition, lag,
-  log_end_offset).
+  log_end_offset); rows of a time with no capture row are not read.
 A topic's partition count is the larger of the nearest preceding topics capture's
 (`topic_history`: captured_at -> {topic: count}) and the highest partition in the
 capture's offsets plus one: partitions are only ever added, topics captures are often
@@ -84,7 +84,8 @@ def replay_rows(
         members = captures[~is_log] if is_log is not None else captures
         if members.empty:  # offsets or logs without a usable members capture
             return rows
-        index = LagIndex(lags)
+        # The lags of the group's captures only (the job hands over its other ones too).
+        index = LagIndex(lags[lags["captured_at"].isin(members["captured_at"])])
         snapshots = fill_unknown_subscriptions(
             snapshots_from(members, index, topic_history.get(cluster, []))
         )
@@ -324,13 +325,15 @@ def fill_unknown_subscriptions(snapshots: Iterable[Snapshot]) -> Iterator[Snapsh
     last_group: tuple[str, ...] = ()
     for snapshot in snapshots:
         members = []
+        unknown = False
         for m in snapshot.members:
             if m.subscription is None:
                 m = replace(m, subscription=last_member.get(m.key, last_group))
+                unknown = True
             else:
                 last_member[m.key] = last_group = m.subscription
             members.append(m)
-        yield replace(snapshot, members=tuple(members))
+        yield replace(snapshot, members=tuple(members)) if unknown else snapshot
 
 
 def _recorded(
