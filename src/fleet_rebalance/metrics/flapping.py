@@ -9,43 +9,34 @@ previous event of the day; an event that leaves it unowned is counted in
 from __future__ import annotations
 
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import from_arrow_schema
 
-KEY = ["cluster", "group_id", "topic", "partition", "date", "assignor"]
+from fleet_rebalance.metrics.owner_changes import KEYS, SCHEMA, owner_changes
 
 
 def partition_flapping(assignment_replay: DataFrame, rebalance_events: DataFrame) -> DataFrame:
-    owned = assignment_replay.select(
+    """One Arrow call per group counts its partitions' owners (metrics/owner_changes.py):
+    the group's rows are shuffled as they are, not exploded and sorted by partition."""
+    held = assignment_replay.select(
         "cluster",
         "group_id",
-        "event_seq",
-        "assignor",
-        "member_id",
         F.col("event_date").alias("date"),
-        F.explode("partitions").alias("tp"),
-    ).select("*", F.col("tp.topic").alias("topic"), F.col("tp.partition").alias("partition"))
-    owned = owned.drop("tp")
-    by_event = Window.partitionBy(*KEY).orderBy("event_seq")
-    changed = F.col("member_id") != F.lag("member_id").over(by_event)
+        "assignor",
+        "event_seq",
+        "member_id",
+        "partitions",
+    )
+    counts = held.groupBy("cluster", "group_id").applyInArrow(
+        owner_changes, from_arrow_schema(SCHEMA)
+    )
     events = rebalance_events.groupBy("cluster", "group_id").agg(
         F.count(F.lit(1)).cast("int").alias("group_events")
     )
-    return (
-        owned.withColumn("changed", F.coalesce(changed, F.lit(False)))
-        .groupBy(*KEY)
-        .agg(
-            F.count(F.lit(1)).cast("int").alias("owned_events"),
-            F.count_if("changed").cast("int").alias("owner_changes"),
-            # size(collect_set): count_distinct beside other aggregates expands every
-            # exploded row once per distinct aggregate before a second aggregation.
-            F.size(F.collect_set("member_id")).cast("int").alias("distinct_owners"),
-        )
-        .join(events, ["cluster", "group_id"], "left")
-        .select(
-            *KEY,
-            F.col("group_events").alias("events"),
-            "owner_changes",
-            "distinct_owners",
-            (F.col("group_events") - F.col("owned_events")).alias("unowned_events"),
-        )
+    return counts.join(events, ["cluster", "group_id"], "left").select(
+        *KEYS,
+        F.col("group_events").alias("events"),
+        "owner_changes",
+        "distinct_owners",
+        (F.col("group_events") - F.col("owned_events")).alias("unowned_events"),
     )
