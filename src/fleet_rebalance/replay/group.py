@@ -183,13 +183,13 @@ class LagIndex:
         when = np.datetime64(at, "ns")
         lo = int(np.searchsorted(self._times, when, side="left"))
         hi = int(np.searchsorted(self._times, when, side="right"))
-        return {
-            TopicPartition(t, int(p)): int(v)
-            for t, p, v in zip(
-                self._topics[lo:hi], self._partitions[lo:hi], values[lo:hi], strict=True
-            )
-            if not np.isnan(v)
-        }
+        known = ~np.isnan(values[lo:hi])
+        partitions = map(
+            TopicPartition,
+            self._topics[lo:hi][known].tolist(),
+            self._partitions[lo:hi][known].tolist(),
+        )
+        return dict(zip(partitions, values[lo:hi][known].astype(np.int64).tolist(), strict=True))
 
 
 SNAPSHOT_COLUMNS = (
@@ -223,7 +223,11 @@ def snapshots_from(
     ordered = captures.sort_values([c for c in order if c in captures], kind="stable")
     # Capture times as codes: iterating a datetime column builds a Timestamp per row.
     codes, stamps = pd.factorize(ordered["captured_at"])
+    instants = pd.DatetimeIndex(stamps).to_pydatetime()
     columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
+    # The array cells (subscription, assignment) as values that compare by content,
+    # for telling a repeat: a column at a time, after the columns _snapshot reads.
+    columns += [[_frozen(cell) for cell in column] for column in columns[7:]]
     # Captures whose members view the tool warned was taken mid-rebalance.
     warned = (
         set(codes[ordered["rebalancing"].eq(True).to_numpy()].tolist())  # null: no warning
@@ -238,7 +242,7 @@ def snapshots_from(
     repeat: tuple | None = None  # the last capture, when it repeats the one before
     for code, group in itertools.groupby(zip(*columns, strict=True), key=lambda r: r[0]):
         members = list(group)
-        at, before = pd.Timestamp(stamps[code]).to_pydatetime(), last
+        at, before = instants[code], last
         last = at
         counts = dict(index.highest.get(np.datetime64(at, "ns"), {}))
         i = bisect.bisect_right(times, at)
@@ -256,7 +260,7 @@ def snapshots_from(
             strategy,
             code in warned,
             counts,
-            [(*r[3:7], *map(_frozen, r[7:])) for r in members],
+            [r[3:7] + r[10:] for r in members],
         )
         if signature == previous:
             repeat = (at, members, counts, before, code in warned)
@@ -277,7 +281,7 @@ def _snapshot(
     _, state, strategy = members[0][:3]
     return Snapshot(
         at,
-        tuple(_member(*r[3:]) for r in members if _text(r[3])),
+        tuple(_member(*r[3:10]) for r in members if _text(r[3])),
         _text(state),
         _text(strategy),
         counts,

@@ -36,11 +36,12 @@ def event_metrics(
     current = set(members)
     kept = reassigned = orphaned = fresh = 0
     kept_set: set[TopicPartition] = set()
+    owner_before, owner_after = before.get, after.get
     for tp in universe:
-        old = before.get(tp)
+        old = owner_before(tp)
         if old is None:
             fresh += 1
-        elif after.get(tp) == old:
+        elif owner_after(tp) == old:
             kept += 1
             kept_set.add(tp)
         elif old in current:
@@ -57,7 +58,12 @@ def event_metrics(
             delayed = round(sum(rates.get(tp, 0.0) for tp in paused_set) * duration_ms / 1000)
     revoked = sum(1 for tp, m in before.items() if m in current) if eager else reassigned
     counts = [len(next_.get(m, ())) for m in current]
-    member_lags = [sum(lags.get(tp, 0) or 0 for tp in next_.get(m, ())) for m in current]
+    lag_of = lags.get
+    member_lags = (
+        [sum([lag_of(tp, 0) or 0 for tp in next_.get(m, ())]) for m in current]
+        if lags
+        else [0] * len(current)
+    )
     total = sum(member_lags)
     mean = total / len(member_lags) if member_lags else 0
     return {
