@@ -38,11 +38,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from fleet_rebalance.assignors.java import java_abs, string_hash
 from fleet_rebalance.replay.generations import Generation, group_generations
 
 LOG_COLUMNS = ("logged_at", "event", "generation", "member_id", "reason", "line", "broker")
-# What the per-group call returns: every column but coordinator_partition (a Spark
-# expression over group_id, computed once per row after).
+# What the per-group call returns: the table's columns.
 ROW_SCHEMA = StructType(
     [
         StructField("cluster", StringType()),
@@ -57,31 +57,16 @@ ROW_SCHEMA = StructType(
         StructField("members_before", IntegerType()),
         StructField("members_after", IntegerType()),
         StructField("coordinator_broker", IntegerType()),
+        StructField("coordinator_partition", IntegerType()),
         StructField("follow_up", BooleanType()),
     ]
 )
-COLUMNS = (
-    *ROW_SCHEMA.names[:-1],
-    "coordinator_partition",
-    "follow_up",
-)
 
 
-def java_string_hash(column: str) -> F.Column:
-    """Java's String.hashCode of a string column, as a signed 32-bit int."""
-    hx = f"hex(encode(`{column}`, 'UTF-16BE'))"
-    unsigned = f"""
-        IF(length({hx}) = 0, 0L, aggregate(
-            transform(sequence(0, CAST(length({hx}) / 4 AS INT) - 1),
-                      i -> CAST(conv(substring({hx}, i * 4 + 1, 4), 16, 10) AS BIGINT)),
-            0L, (acc, u) -> (acc * 31 + u) % 4294967296))"""
-    return F.expr(f"CAST(({unsigned}) - IF(({unsigned}) >= 2147483648, 4294967296, 0) AS INT)")
-
-
-def coordinator_partition(column: str, partitions: int) -> F.Column:
-    """Kafka's Utils.abs: Integer.MIN_VALUE maps to 0, not to itself."""
-    h = java_string_hash(column).cast("long")
-    return (F.when(h == -(2**31), 0).otherwise(F.abs(h)) % partitions).cast("int")
+def coordinator_partition(group_id: str, partitions: int) -> int:
+    """The __consumer_offsets partition of a group's coordinator: Kafka's
+    `Utils.abs(groupId.hashCode()) % partitions` (Integer.MIN_VALUE maps to 0)."""
+    return java_abs(string_hash(group_id)) % partitions
 
 
 def rebalance_timeline(
@@ -90,21 +75,28 @@ def rebalance_timeline(
     """The table's rows of run_date from coordinator_events of run_date and the day
     before (a generation started before midnight ends on the run date)."""
     rows = events.where(F.col("group_id").isNotNull()).select("cluster", "group_id", *LOG_COLUMNS)
-    function = partial(_group_table, run_date=run_date, schema=to_arrow_schema(ROW_SCHEMA))
-    return (
-        rows.groupBy("cluster", "group_id")
-        # A lambda: pyspark reads a partial's type hints, and fails.
-        .applyInArrow(lambda key, table: function(key, table), ROW_SCHEMA)
-        .withColumn("coordinator_partition", coordinator_partition("group_id", offsets_partitions))
-        .select(*COLUMNS)
+    function = partial(
+        _group_table,
+        run_date=run_date,
+        offsets_partitions=offsets_partitions,
+        schema=to_arrow_schema(ROW_SCHEMA),
+    )
+    # A lambda: pyspark reads a partial's type hints, and fails.
+    return rows.groupBy("cluster", "group_id").applyInArrow(
+        lambda key, table: function(key, table), ROW_SCHEMA
     )
 
 
 def timeline_rows(
-    key: tuple[str, str], generations: Iterable[Generation], run_date: dt.date
+    key: tuple[str, str],
+    generations: Iterable[Generation],
+    run_date: dt.date,
+    offsets_partitions: int = 50,
 ) -> list[dict[str, Any]]:
-    """The rows (ROW_SCHEMA) of one group's generations that happened on run_date."""
+    """The rows (ROW_SCHEMA) of one group's generations that happened on run_date;
+    `offsets_partitions`: the cluster's offsets.topic.num.partitions."""
     cluster, group_id = key
+    partition = coordinator_partition(group_id, offsets_partitions)
     return [
         {
             "cluster": cluster,
@@ -119,6 +111,7 @@ def timeline_rows(
             "members_before": gen.previous_count,
             "members_after": gen.member_count,
             "coordinator_broker": gen.broker,
+            "coordinator_partition": partition,
             "follow_up": gen.follow_up,
         }
         for gen in generations
@@ -143,8 +136,15 @@ def log_rows_of(table: pa.Table) -> list[dict[str, Any]]:
 
 
 def _group_table(
-    key: tuple[pa.Scalar, ...], table: pa.Table, *, run_date: dt.date, schema: pa.Schema
+    key: tuple[pa.Scalar, ...],
+    table: pa.Table,
+    *,
+    run_date: dt.date,
+    offsets_partitions: int,
+    schema: pa.Schema,
 ) -> pa.Table:
     plain = (key[0].as_py(), key[1].as_py())
-    rows = timeline_rows(plain, group_generations(log_rows_of(table)), run_date)
-    return pa.Table.from_pylist(rows, schema=schema)
+    generations = group_generations(log_rows_of(table))
+    return pa.Table.from_pylist(
+        timeline_rows(plain, generations, run_date, offsets_partitions), schema=schema
+    )
