@@ -99,9 +99,10 @@ def convergence_frame(
         F.lit(None).cast("boolean").alias("upgraded"),
         F.col("generation").alias("epoch"),
     )
-    # Only groups with an epoch in some capture: the bumps of others never leave Spark.
+    # Only groups with an epoch in some capture: the rows of others never leave Spark
+    # (a broadcast: one row per such group, and the other rows are not shuffled).
     with_epochs = captured.where(F.col("member_epoch").isNotNull()).select(*KEYS).distinct()
-    rows = captured.unionByName(bumps).join(with_epochs, KEYS, "left_semi")
+    rows = captured.unionByName(bumps).join(F.broadcast(with_epochs), KEYS, "left_semi")
     stuck_after = dt.timedelta(seconds=stuck_after_s)
     schema = to_arrow_schema(SCHEMA)
 
