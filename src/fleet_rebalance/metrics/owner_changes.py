@@ -59,7 +59,6 @@ def owner_changes(rows: pa.Table) -> pa.Table:
     width = int(member.max()) + 1
     owners = np.unique(run[known] * width + member[known]) // width
     first = held.take(pa.array(order[starts]))
-    columns = {k: first.column(k) for k in ("cluster", "group_id", "topic", "partition", "date")}
     counts = {
         "owned_events": np.bincount(run, minlength=runs),
         "owner_changes": np.bincount(run, weights=changed, minlength=runs),
@@ -67,8 +66,7 @@ def owner_changes(rows: pa.Table) -> pa.Table:
     }
     return pa.table(
         {
-            **columns,
-            "assignor": first.column("assignor"),
+            **{key: first.column(key) for key in KEYS},
             **{name: pa.array(values.astype(np.int32)) for name, values in counts.items()},
         },
         schema=SCHEMA,

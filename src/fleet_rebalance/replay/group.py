@@ -183,13 +183,11 @@ class LagIndex:
         when = np.datetime64(at, "ns")
         lo = int(np.searchsorted(self._times, when, side="left"))
         hi = int(np.searchsorted(self._times, when, side="right"))
-        known = ~np.isnan(values[lo:hi])
-        partitions = map(
-            TopicPartition,
-            self._topics[lo:hi][known].tolist(),
-            self._partitions[lo:hi][known].tolist(),
-        )
-        return dict(zip(partitions, values[lo:hi][known].astype(np.int64).tolist(), strict=True))
+        found = values[lo:hi]
+        known = ~np.isnan(found)
+        topics, partitions = self._topics[lo:hi][known], self._partitions[lo:hi][known]
+        keys = map(TopicPartition, topics.tolist(), partitions.tolist())
+        return dict(zip(keys, found[known].astype(np.int64).tolist(), strict=True))
 
 
 SNAPSHOT_COLUMNS = (
@@ -204,6 +202,8 @@ SNAPSHOT_COLUMNS = (
     "assigned_topics",
     "assigned_partitions",
 )
+ARRAYS = SNAPSHOT_COLUMNS.index("subscription")  # the array cells' first column
+FROZEN = len(SNAPSHOT_COLUMNS)  # where snapshots_from puts their frozen copies
 
 
 def snapshots_from(
@@ -227,7 +227,7 @@ def snapshots_from(
     columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
     # The array cells (subscription, assignment) as values that compare by content,
     # for telling a repeat: a column at a time, after the columns _snapshot reads.
-    columns += [[_frozen(cell) for cell in column] for column in columns[7:]]
+    columns += [[_frozen(cell) for cell in column] for column in columns[ARRAYS:]]
     # Captures whose members view the tool warned was taken mid-rebalance.
     warned = (
         set(codes[ordered["rebalancing"].eq(True).to_numpy()].tolist())  # null: no warning
@@ -235,7 +235,7 @@ def snapshots_from(
         else set()
     )
     # A topics capture counts every topic of the cluster; the group needs its own.
-    topics = index.topics | {t for cell in columns[7] if cell is not None for t in cell}
+    topics = index.topics | {t for cell in columns[ARRAYS] if cell is not None for t in cell}
     known: dict[int, dict[str, int]] = {}
     previous: tuple | None = None
     last: dt.datetime | None = None
@@ -260,7 +260,7 @@ def snapshots_from(
             strategy,
             code in warned,
             counts,
-            [r[3:7] + r[10:] for r in members],
+            [r[3:ARRAYS] + r[FROZEN:] for r in members],
         )
         if signature == previous:
             repeat = (at, members, counts, before, code in warned)
@@ -281,7 +281,7 @@ def _snapshot(
     _, state, strategy = members[0][:3]
     return Snapshot(
         at,
-        tuple(_member(*r[3:10]) for r in members if _text(r[3])),
+        tuple(_member(*r[3:FROZEN]) for r in members if _text(r[3])),
         _text(state),
         _text(strategy),
         counts,
