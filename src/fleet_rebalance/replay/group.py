@@ -315,7 +315,7 @@ def _member(
         consumer_id,
         _text(instance_id),
         # Null (its offsets capture failed) until fill_unknown_subscriptions fills it in.
-        None if subscription is None else tuple(subscription),  # type: ignore[arg-type]
+        None if subscription is None else tuple(subscription),
         assignment,
         _text(client_id),
         _text(host),

@@ -375,8 +375,7 @@ def _logged(
     state = {m.key: m for m in previous.members}
     horizon = max([current.captured_at, *(g.ended for g in generations)])
     first = bisect.bisect_right(day.change_times, previous.captured_at - MEMBER_LEAD)
-    last = bisect.bisect_right(day.change_times, horizon)
-    pending = day.changes[first:last]
+    pending = day.changes[first : bisect.bisect_right(day.change_times, horizon)]
     topics = previous
     before = previous
     events: list[RebalanceEvent] = []

@@ -23,7 +23,7 @@ REBALANCING_STATES = frozenset(
 class MemberSnapshot:
     member_id: str
     instance_id: str | None
-    subscription: tuple[str, ...]  # see group.fill_unknown_subscriptions
+    subscription: tuple[str, ...] | None  # None: unknown, see group.fill_unknown_subscriptions
     assignment: tuple[TopicPartition, ...] | None  # None: not captured / unresolved
     client_id: str | None = None
     host: str | None = None
@@ -63,14 +63,16 @@ class Snapshot:
             bool(self.members)
             and bool(assigned)
             and not any(assigned)
-            and any(self.partition_counts.get(t, 0) for m in self.members for t in m.subscription)
+            and any(
+                self.partition_counts.get(t, 0) for m in self.members for t in m.subscription or ()
+            )
         )
 
     def by_key(self) -> dict[str, MemberSnapshot]:
         return {m.key: m for m in self.members}
 
     def subscribed_counts(self) -> dict[str, int]:
-        topics = {t for m in self.members for t in m.subscription}
+        topics = {t for m in self.members for t in m.subscription or ()}
         return {
             t: self.partition_counts[t]
             for t in sorted(topics)
