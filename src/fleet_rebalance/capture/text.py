@@ -64,10 +64,12 @@ def decode(data: bytes) -> Text:
 
 
 def _mark_undecodable(lines: list[str]) -> dict[int, str]:
-    """The lines holding undecodable bytes, escaped; in `lines` those become U+FFFD."""
+    """The lines holding undecodable bytes, escaped; in `lines` those become U+FFFD.
+    An ASCII line holds none (CPython knows a str is ASCII without reading it), and
+    nearly every capture line is ASCII: the regex reads only the others."""
     bad = {}
     for number, line in enumerate(lines, start=1):
-        if UNDECODABLE.search(line):
+        if not line.isascii() and UNDECODABLE.search(line):
             bad[number] = UNDECODABLE.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}", line)
             lines[number - 1] = UNDECODABLE.sub("\ufffd", line)
     return bad
