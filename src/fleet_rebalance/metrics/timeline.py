@@ -39,6 +39,7 @@ from pyspark.sql.types import (
 )
 
 from fleet_rebalance.assignors.java import java_abs, string_hash
+from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.replay.generations import Generation, group_generations
 
 LOG_COLUMNS = ("logged_at", "event", "generation", "member_id", "reason", "line", "broker")
@@ -91,7 +92,7 @@ def timeline_rows(
     key: tuple[str, str],
     generations: Iterable[Generation],
     run_date: dt.date,
-    offsets_partitions: int = 50,
+    offsets_partitions: int = MetricsConfig.offsets_topic_partitions,
 ) -> list[dict[str, Any]]:
     """The rows (ROW_SCHEMA) of one group's generations that happened on run_date;
     `offsets_partitions`: the cluster's offsets.topic.num.partitions."""

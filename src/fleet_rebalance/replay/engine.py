@@ -260,9 +260,7 @@ def _assign(
         owned: Mapping[str, list[TopicPartition]], generation: int
     ) -> dict[str, Subscription]:
         return {
-            m.member_id: Subscription(
-                m.subscription or (), owned.get(key, ()), generation, m.instance_id
-            )
+            m.member_id: Subscription(m.topics, owned.get(key, ()), generation, m.instance_id)
             for key, m in members.items()
         }
 

@@ -69,8 +69,7 @@ def classify(previous: Snapshot | None, current: Snapshot) -> str | None:
     before, after = previous.by_key(), current.by_key()
     joined, left = after.keys() - before.keys(), before.keys() - after.keys()
     resubscribed = any(
-        set(before[k].subscription or ()) != set(after[k].subscription or ())
-        for k in before.keys() & after.keys()
+        set(before[k].topics) != set(after[k].topics) for k in before.keys() & after.keys()
     )
     old_counts, new_counts = previous.subscribed_counts(), current.subscribed_counts()
     grown = any(

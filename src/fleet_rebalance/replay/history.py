@@ -478,9 +478,9 @@ def _key_of(state: Mapping[str, MemberSnapshot], member_id: str) -> str | None:
 
 def _group_subscription(state: Mapping[str, MemberSnapshot], topics: Snapshot) -> tuple[str, ...]:
     """A new member's subscription: the group's (the members' union), else the captures'."""
-    union = {t for m in state.values() for t in (m.subscription or ())}
+    union = {t for m in state.values() for t in m.topics}
     if not union:
-        union = {t for m in topics.members for t in (m.subscription or ())}
+        union = {t for m in topics.members for t in m.topics}
     return tuple(sorted(union))
 
 

@@ -29,6 +29,12 @@ class MemberSnapshot:
     host: str | None = None
 
     @property
+    def topics(self) -> tuple[str, ...]:
+        """The subscription's topics; none while it is unknown (before
+        group.fill_unknown_subscriptions)."""
+        return self.subscription or ()
+
+    @property
     def key(self) -> str:
         """Identity across captures: a static member keeps its group.instance.id when it
         comes back with a new member id (Kafka's static membership: no rebalance)."""
@@ -63,16 +69,14 @@ class Snapshot:
             bool(self.members)
             and bool(assigned)
             and not any(assigned)
-            and any(
-                self.partition_counts.get(t, 0) for m in self.members for t in m.subscription or ()
-            )
+            and any(self.partition_counts.get(t, 0) for m in self.members for t in m.topics)
         )
 
     def by_key(self) -> dict[str, MemberSnapshot]:
         return {m.key: m for m in self.members}
 
     def subscribed_counts(self) -> dict[str, int]:
-        topics = {t for m in self.members for t in m.subscription or ()}
+        topics = {t for m in self.members for t in m.topics}
         return {
             t: self.partition_counts[t]
             for t in sorted(topics)
