@@ -163,11 +163,13 @@ def test_members_without_verbose_have_trailing_spaces_and_no_assignment():
 
 
 def test_members_3_8_topicless_assignment_and_bare_header_after_empty_group():
+    """As 3.8/3.9 print it (tests/data/lab-3.9): an Empty group's message, then a bare
+    header; every header opened by a blank line, every row ended by println()."""
     text = (
         "\nConsumer group 'idle' has no active members.\n"
-        "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT"
-        "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT"
-        "\ng               c-1             /10.0.0.1       c               4               (0,1,10), (2)"
+        "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT\n"
+        "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT\n"
+        "g               c-1             /10.0.0.1       c               4               (0,1,10), (2)\n"
     )
     result = parse(text)
     (row,) = rows(result, "members")

@@ -75,6 +75,11 @@ def test_each_release_prints_its_own_quirks(tmp_path):
         tmp_path / "prod-west" / "captures" / "2026-11-20T0400Z" / "consumer-groups-offsets.txt"
     ).read_text()
     assert not offsets_39.endswith("\n")  # 3.8/3.9 print no final newline
+    # ... in their offsets view only: the members view ends each row with println(), and
+    # each header follows a blank line (tests/data/lab-3.9, the live 3.9 tools' output).
+    assert members["prod-west"].endswith("\n")
+    lines = members["prod-west"].split("\n")
+    assert all(lines[i - 1] == "" for i, line in enumerate(lines) if line.startswith("GROUP "))
 
 
 def test_topics_grow_with_the_fleet_so_each_has_a_few_readers():

@@ -83,7 +83,7 @@ def offsets_view(groups: Iterable[GroupView], version: KafkaVersion) -> str:
                 f" {_pad(owner.host if owner else MISSING, hw)} "
                 f"{owner.client_id if owner else MISSING}"
             )
-        out.append(_block(lines, version))
+        out.append(_block(lines, open_end=version == "3.9"))
     return "".join(out)
 
 
@@ -96,9 +96,7 @@ def members_view(groups: Iterable[GroupView], version: KafkaVersion) -> str:
         static = any(m.instance_id for m in g.members)
         if not g.members:
             if version == "3.9":  # header printed outside the if: a bare header line
-                out.append(
-                    _block([_members_header(g, static, version, 15, 15, 17, 15, 15)], version)
-                )
+                out.append(_block([_members_header(g, static, version, 15, 15, 17, 15, 15)]))
             continue
         gw = max(15, len(g.group))
         cw = max(15, *(len(m.member_id) for m in g.members))
@@ -122,7 +120,7 @@ def members_view(groups: Iterable[GroupView], version: KafkaVersion) -> str:
             else:
                 line += _assignment_text(m.partitions, version)
             lines.append(line)
-        out.append(_block(lines, version))
+        out.append(_block(lines))
     return "".join(out)
 
 
@@ -209,8 +207,11 @@ def _message(g: GroupView, version: KafkaVersion) -> str:
     return ""
 
 
-def _block(lines: list[str], version: KafkaVersion) -> str:
-    if version == "3.9":  # printf("\n" + fmt) per line: no newline after the last row
+def _block(lines: list[str], open_end: bool = False) -> str:
+    """A group's block: a blank line, then its lines. `open_end`: 3.8/3.9's offsets
+    view, printf("\n" + fmt) per line, with no newline after the last row (their
+    members view ends each row with println(), as every other release)."""
+    if open_end:
         return "".join("\n" + line for line in lines)
     return "\n" + "\n".join(lines) + "\n"
 
