@@ -443,6 +443,14 @@ NUMBER_SPELLINGS: list[tuple[str, Callable[[str], str]]] = [
     ("double minus", lambda d: "--" + d),
     ("exponent", lambda d: "1e3"),
     ("-2^63-1", lambda d: str(-(2**63) - 1)),
+    # Issue 56: each integer column's edges, the values just past them, and 2^64.
+    ("2^31-1", lambda d: str(2**31 - 1)),
+    ("-2^31", lambda d: str(-(2**31))),
+    ("-2^31-1", lambda d: str(-(2**31) - 1)),
+    ("2^63-1", lambda d: str(2**63 - 1)),
+    ("-2^63", lambda d: str(-(2**63))),
+    ("2^64", lambda d: str(2**64)),
+    ("-1", lambda d: "-1"),
 ]
 NUMBER = re.compile(rb"\d+")
 
@@ -608,6 +616,35 @@ def json_confuse(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
     return _edit_line(data, i, lambda _: text), f"json_confuse(line {i + 1} {list(path)}={new!r})"
 
 
+# Escapes JSON allows in a string that no Unicode text holds (issue 56: a member's
+# client_id `c-2\udc80` was stored without it while the rest of its group was kept).
+LONE_SURROGATES = ["\\udc80", "\\ud800", "\\udfff", "\\udbff"]
+
+
+def json_lone_surrogate(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
+    """A lone surrogate escape put inside a string value of a snapshot."""
+    snapshots = _json_lines(data)
+    texts = [
+        (i, s, p) for i, s in snapshots for p in _paths(s) if p and isinstance(_value_at(s, p), str)
+    ]
+    if not texts:
+        return data, "json_lone_surrogate(none)"
+    i, snapshot, path = _pick(chooser, texts)
+    escape = _pick(chooser, LONE_SURROGATES)
+    marker = "\x00LONE\x00"
+    value = _value_at(snapshot, path)
+    at = chooser.below(len(value) + 1)
+    text = json.dumps(_replace_at(snapshot, path, value[:at] + marker + value[at:]))
+    line = text.replace(json.dumps(marker)[1:-1], escape).encode()
+    return _edit_line(data, i, lambda _: line), f"json_lone_surrogate(line {i + 1} {list(path)})"
+
+
+def _value_at(value: Any, path: tuple) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
 def json_drop_key(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
     snapshots = _json_lines(data)
     keyed = [(i, s, p) for i, s in snapshots for p in _paths(s) if p and isinstance(p[-1], str)]
@@ -696,7 +733,7 @@ TEXT_MUTATIONS: list[Mutation] = [
     id_separator,
     nul_in_value,
 ]
-JSON_MUTATIONS: list[Mutation] = [json_confuse, json_drop_key]
+JSON_MUTATIONS: list[Mutation] = [json_confuse, json_drop_key, json_lone_surrogate]
 MOST_MUTATIONS = 4
 
 
@@ -1139,6 +1176,11 @@ def _check_values(lines: list[str], outputs: FileOutputs) -> list[Problem]:
                 Problem(VALUE, check, detail, number)
                 for check, detail in _row_mismatches(table, row, lines[number - 1], outputs)
             ]
+        problems += [
+            Problem(VALUE, f"negative {table}.{column} stored", repr(row[column]), number)
+            for column in NOT_NEGATIVE.get(table, ())
+            if _negative(row.get(column))
+        ]
         topic_id = row.get("topic_id")
         if topic_id and not re.search(
             rf"TopicId[ \t]*:[ \t]*{re.escape(topic_id)}[ \t]*(?![^\t\n])", text
@@ -1154,6 +1196,22 @@ def _check_values(lines: list[str], outputs: FileOutputs) -> list[Problem]:
             )
         )
     return problems
+
+
+# Offsets, lags, counts and broker ids: Kafka prints `-` for an unknown one, never a
+# negative number (issue 56).
+NOT_NEGATIVE = {
+    "offsets": ("current_offset", "log_end_offset", "lag", "start_offset", "partition"),
+    "members": ("partition_count",),
+    "group_states": ("member_count",),
+    "topic_partitions": ("partition", "leader", "replicas", "isr"),
+}
+
+
+def _negative(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_negative(v) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool) and value < 0
 
 
 def _check_untraced_row(table: str, row: dict[str, Any], lines: list[str]) -> list[Problem]:

@@ -48,11 +48,11 @@ import json
 from typing import Any
 
 from fleet_rebalance.capture.context import ParseContext
-from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, check_int
+from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, check_int, not_negative
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS, ParseResult
 from fleet_rebalance.capture.share_streams import RowProblem, group_type
 from fleet_rebalance.capture.stray_dates import mismatch_reason
-from fleet_rebalance.capture.text import BLANKS, UNPRINTED
+from fleet_rebalance.capture.text import BLANKS, SURROGATE, UNPRINTED
 
 # What a snapshot tells of its group: a failed capture's line must hold none of it.
 SNAPSHOT_KEYS = ("state", "assignment_strategy", "coordinator", "members", "offsets")
@@ -219,12 +219,15 @@ def _rows(snapshot: Any, context: ParseContext) -> list[tuple[str, dict[str, Any
             )
         )
     for offset in _objects(snapshot, "offsets"):
-        current = _int(offset, "current_offset", INT64, "current_offset")
-        end = _int(offset, "log_end_offset", INT64, "log_end_offset")
-        lag = end - current if current is not None and end is not None else None
-        topic, partition = _text(offset, "topic"), _int(offset, "partition", INT32, "partition")
-        if topic is None or partition is None or partition < 0:
+        current, end = (
+            not_negative(_int(offset, key, INT64, key), key)
+            for key in ("current_offset", "log_end_offset")
+        )
+        partition = _int(offset, "partition", INT32, "partition")
+        if offset.get("topic") is None or partition is None or partition < 0:
             raise SnapshotError(f"an offset needs a topic and a partition >= 0: {_shown(offset)}")
+        topic = _topic(offset["topic"], "an offset's topic")
+        lag = end - current if current is not None and end is not None else None
         if lag is not None and lag < 0:
             raise SnapshotError(f"negative lag {lag} for {topic}-{partition}")
         rows.append(
@@ -259,10 +262,16 @@ def _string(value: Any, what: str) -> str | None:
 
 
 def _printable(value: str | None, what: str) -> None:
-    """A NUL or an escape sequence (`\\u0000` is valid JSON) in an id is damage."""
-    control = UNPRINTED.search(value) if value else None
+    """A NUL or an escape sequence (`\\u0000` is valid JSON) in an id is damage; so is
+    a lone surrogate (`\\udc80`: JSON's escapes allow it, Unicode text cannot hold it)."""
+    if not value:
+        return
+    control = UNPRINTED.search(value)
     if control is not None:
         raise SnapshotError(f"{what} holds control character {control.group()!r}")
+    lone = None if value.isascii() else SURROGATE.search(value)
+    if lone is not None:
+        raise SnapshotError(f"{what} holds a lone surrogate \\u{ord(lone.group()):04x}")
 
 
 def _topic(value: Any, what: str) -> str:

@@ -10,10 +10,12 @@ refused here and its line quarantined with the reason.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 INT32 = 32
 INT64 = 64
 CANONICAL = re.compile(r"(?:0|-?[1-9][0-9]*)\Z", re.ASCII)
+Count = TypeVar("Count", bound=int | None)
 
 
 class NumberError(ValueError):
@@ -37,6 +39,17 @@ def check_int(value: object, column: str, bits: int = INT64) -> int:
         raise NumberError(f"{column} is not an integer: {_shown(repr(value))}")
     if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
         raise NumberError(f"{column} {_shown(str(value))} does not fit a {bits}-bit integer column")
+    return value
+
+
+def not_negative(value: Count, column: str) -> Count:
+    """An offset, lag or count as Kafka prints it: `-` (None here) when unknown, never
+    a negative number; NumberError for one."""
+    if value is not None and value < 0:
+        raise NumberError(
+            f"negative {column} {value}: Kafka prints '-' for an unknown value, "
+            "never a negative number"
+        )
     return value
 
 

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
-from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, parse_int
+from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, not_negative, parse_int
 from fleet_rebalance.capture.tool_messages import ToolMessage
 
 CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
@@ -154,6 +154,12 @@ def number(values: dict[str, str], column: str, bits: int = INT64) -> int | None
     text = values.get(column)
     if text is None or text in (MISSING, ""):  # "": pre-release streams LEADER-EPOCH
         return None
+    return _checked(text, column, bits)
+
+
+def _checked(text: str, column: str, bits: int) -> int:
+    """parse_int's number, its NumberError a RowProblem (quarantined, never raised
+    out of the parse)."""
     try:
         return parse_int(text, column, bits)
     except NumberError as exc:
@@ -186,17 +192,13 @@ def offsets_row(values: dict[str, str]) -> dict[str, Any]:
     row: dict[str, Any] = {"topic": _topic(values), "partition": _partition(values)}
     number(values, "LEADER-EPOCH", INT32)  # not stored, but a bad one is a damaged row
     if SHARE_OFFSETS in values:
-        lag = number(values, "LAG")
-        if lag is not None and lag < 0:
-            raise RowProblem(f"negative LAG {lag}")
-        row.update(start_offset=number(values, SHARE_OFFSETS), lag=lag, group_type=SHARE)
+        start, lag = (_offset(values, column) for column in (SHARE_OFFSETS, "LAG"))
+        row.update(start_offset=start, lag=lag, group_type=SHARE)
         return row
-    current, end = number(values, "CURRENT-OFFSET"), number(values, "LOG-END-OFFSET")
-    lag = number(values, STREAMS_OFFSETS)
+    current, end = _offset(values, "CURRENT-OFFSET"), _offset(values, "LOG-END-OFFSET")
+    lag = _offset(values, STREAMS_OFFSETS)
     if lag is None:
         raise RowProblem("OFFSET-LAG is '-': the streams tool always prints a number")
-    if lag < 0:
-        raise RowProblem(f"negative OFFSET-LAG {lag}: committed offset past the log end?")
     if current is not None and (end is None or lag != end - current):
         raise RowProblem(
             f"OFFSET-LAG {lag} disagrees with LOG-END-OFFSET - CURRENT-OFFSET "
@@ -206,6 +208,14 @@ def offsets_row(values: dict[str, str]) -> dict[str, Any]:
         raise RowProblem(f"OFFSET-LAG {lag} past LOG-END-OFFSET {end} without a commit")
     row.update(current_offset=current, log_end_offset=end, lag=lag, group_type=STREAMS)
     return row
+
+
+def _offset(values: dict[str, str], column: str) -> int | None:
+    """An offset or lag column: `-` for unknown, never negative."""
+    try:
+        return not_negative(number(values, column), column)
+    except NumberError as exc:
+        raise RowProblem(str(exc)) from None
 
 
 def share_member(values: dict[str, str]) -> dict[str, Any]:
@@ -275,7 +285,7 @@ def parse_tasks(text: str) -> list[dict[str, Any]]:
         if kind is None or match is None:
             raise RowProblem(f"not a task list `KIND: sub:[p,...]; ...`: {text[:80]!r}")
         for part in match.group("parts").split(","):
-            partition = parse_int(part, "task partition", INT32)
+            partition = _checked(part, "task partition", INT32)
             tasks.append({"kind": kind, "subtopology": match.group("sub"), "partition": partition})
         pending = False
     if pending:

@@ -30,6 +30,7 @@ BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 UNDECODABLE = re.compile("[\udc00-\udcff]")  # bytes _escape_bytes could not decode
+SURROGATE = re.compile("[\ud800-\udfff]")  # no Unicode text holds one (JSON's \\udc80 can)
 # Control characters that text captures do not hold (tab, LF, VT, FF, CR are text).
 CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
 # Characters no Kafka tool or log4j line prints inside a value (tab and line ends are

@@ -15,7 +15,7 @@ import re
 
 from fleet_rebalance.capture import tool_messages as msg
 from fleet_rebalance.capture.context import ParseContext
-from fleet_rebalance.capture.numbers import INT32, NumberError, parse_int
+from fleet_rebalance.capture.numbers import INT32, not_negative, parse_int
 from fleet_rebalance.capture.result import FAILED_CAPTURE, TOPIC_PARTITIONS, ParseResult
 from fleet_rebalance.capture.text import BLANKS, UNPRINTED
 
@@ -82,7 +82,12 @@ def _brokers(fields: dict[str, str], key: str) -> list[int]:
     text = _value(fields, key, empty=True)
     if text in ("", "N/A"):
         return []
-    return [parse_int(b, f"{key} broker id", INT32) for b in text.split(",")]
+    return [_broker(b, f"{key} broker id") for b in text.split(",")]
+
+
+def _broker(text: str, column: str) -> int:
+    """A broker id: a node id, never negative (`-1` is a missing leader's, read apart)."""
+    return not_negative(parse_int(text, column, INT32), column)
 
 
 def parse_topics(text_lines: list[str], result: ParseResult, context: ParseContext) -> None:
@@ -125,13 +130,11 @@ def parse_topics(text_lines: list[str], result: ParseResult, context: ParseConte
             if control is not None:
                 raise ValueError(f"control character {control.group()!r} (Kafka prints none)")
             topic = _value(fields, "Topic")
-            partition = parse_int(_value(fields, "Partition"), "Partition", INT32)
-            if partition < 0:
-                raise NumberError(f"negative Partition {partition}")
-            leader_text = _value(fields, "Leader")
-            leader = (
-                None if leader_text in ("none", "-1") else parse_int(leader_text, "Leader", INT32)
+            partition = not_negative(
+                parse_int(_value(fields, "Partition"), "Partition", INT32), "Partition"
             )
+            leader_text = _value(fields, "Leader")
+            leader = None if leader_text in ("none", "-1") else _broker(leader_text, "Leader")
             replicas = _brokers(fields, "Replicas")
             isr = _brokers(fields, "Isr")
         except KeyError as exc:

@@ -1,8 +1,8 @@
 """The offsets view's common rows in Arrow's kernels, a header layout at a time.
 
 A row takes this path only when one token per column, a partition, offsets and lag
-spelled as Kafka prints them (numbers.CANONICAL) and a lag that agrees with the
-offsets leave no doubt; every other row goes back to the per-line path (per_line.py),
+spelled as Kafka prints them (numbers.CANONICAL, never negative) and a lag that agrees
+with the offsets leave no doubt; every other row goes back to the per-line path (per_line.py),
 which quarantines it with a reason or reads its rarer shapes: both paths give the
 same rows.
 """
@@ -61,11 +61,8 @@ class BulkOffsets(BulkView):
         good = pc.and_(pc.not_equal(topic, "-"), _digits(part, 9))
         if "GROUP" in index:  # `-` is no group id: the per-line path says so
             good = pc.and_(good, pc.not_equal(column("GROUP"), "-"))
-        for values in (current, end, lag):
-            good = pc.and_(
-                good,
-                pc.or_(pc.equal(values, "-"), _signed_digits(values, 18)),
-            )
+        for values in (current, end, lag):  # negatives: the per-line path refuses them
+            good = pc.and_(good, pc.or_(pc.equal(values, "-"), _digits(values, 18)))
         dash = pa.scalar(None, pa.string())
         current_i, end_i, lag_i = (
             pc.cast(pc.if_else(pc.and_(good, pc.not_equal(v, "-")), v, dash), pa.int64())
@@ -118,13 +115,6 @@ def _digits(values: pa.Array, most: int) -> pa.Array:
             pc.or_(pc.equal(values, "0"), pc.invert(pc.starts_with(values, "0"))),
         ),
     )
-
-
-def _signed_digits(values: pa.Array, most: int) -> pa.Array:
-    """_digits with an optional minus sign (never `-0`)."""
-    negative = pc.starts_with(values, "-")
-    magnitude = pc.if_else(negative, pc.utf8_slice_codeunits(values, 1), values)
-    return pc.and_(_digits(magnitude, most), pc.invert(pc.and_(negative, pc.equal(magnitude, "0"))))
 
 
 def _int32(values: pa.Array, good: pa.Array) -> pa.Array:

@@ -51,7 +51,7 @@ class LineState:
                     values[ROW_LINE] = stripped
                 row = ROW_BUILDERS[header.view](values, self.context)
                 printable(stripped)
-            except ss.RowProblem as exc:
+            except ValueError as exc:  # RowProblem, NumberError: no value error escapes
                 problem = str(exc)
             else:
                 if row is None:

@@ -16,7 +16,7 @@ from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_a
 from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.describe.headers import MEMBERS_VIEW, OFFSETS_VIEW, STATE_VIEW, View
 from fleet_rebalance.capture.describe.split import COORDINATOR_ID, ROW_LINE, RowError
-from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, parse_int
+from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, not_negative, parse_int
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS
 
 # KIP-1099 (4.x --members --verbose): member epochs, `-` for classic groups.
@@ -76,8 +76,8 @@ def offsets_row(values: dict[str, str], context: ParseContext) -> Row | None:
     partition = _number(values, "PARTITION", INT32)
     if partition is None or partition < 0:
         raise RowError(f"invalid PARTITION {get('PARTITION')!r}")
-    current = _number(values, "CURRENT-OFFSET")
-    end = _number(values, "LOG-END-OFFSET")
+    current = not_negative(_number(values, "CURRENT-OFFSET"), "CURRENT-OFFSET")
+    end = not_negative(_number(values, "LOG-END-OFFSET"), "LOG-END-OFFSET")
     lag = _number(values, "LAG")
     if current is not None and end is not None:
         if lag is not None and lag != end - current:
@@ -119,9 +119,7 @@ def members_row(values: dict[str, str], context: ParseContext) -> Row:
         return {"group_id": _group(values, context), **ss.streams_member(values)}
     if kind == ss.SHARE:
         return {"group_id": _group(values, context), **ss.share_member(values)}
-    count = _number(values, "#PARTITIONS", INT32)
-    if count is not None and count < 0:
-        raise RowError(f"negative #PARTITIONS {count}")
+    count = not_negative(_number(values, "#PARTITIONS", INT32), "#PARTITIONS")
     member_epoch, target_epoch = (_number(values, column, INT32) for column in EPOCH_COLUMNS)
     text = values.get("CURRENT-ASSIGNMENT", values.get("ASSIGNMENT"))
     pairs: list[tuple[str, int]] | None = None
@@ -181,7 +179,7 @@ def state_row(values: dict[str, str], context: ParseContext) -> Row:
         "coordinator_id": _coordinator_id(ident),
         "assignment_strategy": strategy,
         "state": _value(values, "STATE"),
-        "member_count": _number(values, "#MEMBERS", INT32),
+        "member_count": not_negative(_number(values, "#MEMBERS", INT32), "#MEMBERS"),
         "group_type": ss.state_type(list(values), line),
         "group_epoch": _number(values, "GROUP-EPOCH", INT32),
         "target_assignment_epoch": _number(values, "TARGET-ASSIGNMENT-EPOCH", INT32),
