@@ -264,3 +264,37 @@ def test_an_s3_tree_reads_as_the_local_one(s3, tree: Path, prefix: str):
     assert isinstance(remote.filesystem()[0], pafs.S3FileSystem)
     with pytest.raises(FileNotFoundError, match="no such directory"):
         store.discover(remote.child("nowhere"), DEFAULT_PATH_PATTERN)
+
+
+def test_a_compressed_copy_beside_its_plain_file_is_skipped(tmp_path: Path):
+    """Given a capture holding consumer-groups-offsets.txt and its .gz copy (and a
+    .zst of the members view beside it), and a .gz alone in another capture, Then the
+    plain files are read and the copies skipped with the reason (their rows would be
+    stored twice); the lone .gz is read. Expected: 2 skipped, the rest readable."""
+    at = "lab/captures/2026-11-20T0900Z"
+    for relative in (
+        f"{at}/consumer-groups-offsets.txt",
+        f"{at}/consumer-groups-offsets.txt.gz",
+        f"{at}/consumer-groups-members.txt",
+        f"{at}/consumer-groups-members.txt.ZST",
+        "lab/captures/2026-11-20T0920Z/consumer-groups-offsets.txt.gz",
+    ):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_bytes(OFFSETS.encode())
+    found = {
+        raw.relative: raw.skipped
+        for raw in store.survey(location(str(tmp_path)), DEFAULT_PATH_PATTERN)
+    }
+    assert found == {
+        f"{at}/consumer-groups-members.txt": None,
+        f"{at}/consumer-groups-members.txt.ZST": (
+            "a compressed copy of consumer-groups-members.txt beside it: one copy per "
+            "capture, consumer-groups-members.txt is read"
+        ),
+        f"{at}/consumer-groups-offsets.txt": None,
+        f"{at}/consumer-groups-offsets.txt.gz": (
+            "a compressed copy of consumer-groups-offsets.txt beside it: one copy per "
+            "capture, consumer-groups-offsets.txt is read"
+        ),
+        "lab/captures/2026-11-20T0920Z/consumer-groups-offsets.txt.gz": None,
+    }

@@ -21,6 +21,8 @@ LINK_TO_DIRECTORY = (
     "symbolic link to a directory: not entered (what it holds inside raw_root is listed "
     "under its own path)"
 )
+# A compressed and a plain copy of one file side by side: one view, one copy per capture.
+COMPRESSED_COPY = "a compressed copy of {plain} beside it: one copy per capture, {plain} is read"
 # Directories are spelled with a trailing slash in the listing.
 DIRECTORY_MARK = "/"
 

@@ -4,6 +4,7 @@ tree directory by directory, each entry classified from its lstat (local_checks.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 import pyarrow.fs as pafs
 
 from fleet_rebalance.capture.store.entries import (
+    COMPRESSED_COPY,
     DIRECTORY_MARK,
     HIDDEN_DIRECTORY,
     HIDDEN_FILE,
@@ -22,6 +24,7 @@ from fleet_rebalance.capture.store.local_checks import local_verdict
 from fleet_rebalance.filesystems import Location
 
 Entry = tuple[str, int | None, str | None]  # relative path, size, why it is not read
+COMPRESSED_SUFFIXES = ("gz", "gzip", "zst", "zstd")
 
 
 def discover(raw_root: Location, path_pattern: str) -> list[RawFile]:
@@ -40,7 +43,29 @@ def survey(raw_root: Location, path_pattern: str) -> list[RawFile]:
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise FileNotFoundError(f"raw_root {raw_root}: no such directory") from exc
     found = [RawFile.at(relative, size, path_pattern, why) for relative, size, why in entries]
-    return sorted(found, key=lambda raw: raw.relative)
+    return sorted(_one_copy(found), key=lambda raw: raw.relative)
+
+
+def _one_copy(found: list[RawFile]) -> list[RawFile]:
+    """`x.txt.gz` (or .gzip, .zst, .zstd) beside a readable `x.txt`: the same view twice
+    in one capture, whose rows would be stored twice. The plain file is read; the
+    compressed one is skipped with the reason (by name: nothing is opened here)."""
+    readable = {raw.relative for raw in found if raw.skipped is None}
+    copies = {}
+    for raw in found:
+        plain = _plain_name(raw.relative)
+        if raw.skipped is None and plain in readable:
+            copies[raw.relative] = COMPRESSED_COPY.format(plain=plain.rsplit("/", 1)[-1])
+    return [
+        dataclasses.replace(raw, skipped=copies[raw.relative]) if raw.relative in copies else raw
+        for raw in found
+    ]
+
+
+def _plain_name(relative: str) -> str | None:
+    """The name a compressed file's plain copy would have, or None (not compressed)."""
+    stem, dot, suffix = relative.rpartition(".")
+    return stem if dot and suffix.lower() in COMPRESSED_SUFFIXES and stem else None
 
 
 def _remote_entries(fs: pafs.FileSystem, root: str) -> Iterator[Entry]:
