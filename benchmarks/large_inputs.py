@@ -12,8 +12,14 @@ medians of wall time and of that process's peak RSS are printed, with the RSS of
 process before parsing (interpreter and imports). capture.max_memory_mb bounds what the
 parse task adds to that: peak RSS minus RSS before parsing, checked against it here.
 
+`--bombs` adds issue 56's compression bombs, gzip members of a MiB each repeated: 10 GiB
+of zeros (10 MB stored), 2 GiB of newlines (2 MB) and 1 GiB of one valid offsets row
+(1 MB); each must be refused as soon as it passes capture.max_inflation_ratio, in about
+a second and within the memory of any other file.
+
     python benchmarks/large_inputs.py                       # 2 GB log, 1 GB offsets
     python benchmarks/large_inputs.py --log-mb 200 --offsets-mb 100 --repeat 3
+    python benchmarks/large_inputs.py --log-mb 0 --offsets-mb 0 --bombs --repeat 3
 """
 
 from __future__ import annotations
@@ -115,6 +121,30 @@ def write_offsets(path: Path, size: int, seed: int = 7) -> None:
             written += len(text)
 
 
+BOMBS = {  # name: (first member's text, the repeated member's text, members)
+    "bomb-zeros.gz": (b"", b"\0" * MB, 10 * 1024),
+    "bomb-newlines.gz": (b"", b"\n" * MB, 2 * 1024),
+    "bomb-rows.txt.gz": (
+        b"\nGROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n",
+        b"g t 0 10 12 2 c-1 /10.0.0.1 c\n" * (MB // 30),
+        1024,
+    ),
+}
+
+
+def write_bombs(directory: Path) -> list[Path]:
+    """BOMBS as files in `directory` (a capture's): each a few MB stored."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, (head, piece, members) in BOMBS.items():
+        member = gzip.compress(piece, compresslevel=9, mtime=0)
+        first = gzip.compress(head, mtime=0) if head else b""
+        path = directory / name
+        path.write_bytes(first + member * members)
+        paths.append(path)
+    return paths
+
+
 def compress(path: Path) -> Path:
     packed = path.with_name(path.name + ".gz")
     with path.open("rb") as source, gzip.open(packed, "wb", compresslevel=1) as out:
@@ -204,6 +234,7 @@ def main() -> None:
     parser.add_argument("--max-memory-mb", type=int, default=512)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--gzip", action="store_true", help="also measure the files gzipped")
+    parser.add_argument("--bombs", action="store_true", help="also measure compression bombs")
     parser.add_argument(
         "--parse-only",
         action="store_true",
@@ -234,6 +265,8 @@ def main() -> None:
                 packed = compress(path)
                 print(f"  gzipped: {packed.stat().st_size / MB:.0f} MiB", flush=True)
                 files.append(packed)
+        if args.bombs:
+            files += write_bombs((raw / OFFSETS).parent)
         what = "parse_stream alone" if args.parse_only else "one parse task"
         print(
             f"{what} per file, capture.max_memory_mb={args.max_memory_mb}, median of {args.repeat}:"

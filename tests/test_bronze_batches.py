@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches, parse_file
-from fleet_rebalance.capture.result import GROUP_STATES, ParseResult
+from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS, ParseResult
 from fleet_rebalance.capture.schemas import TABLES
 from fleet_rebalance.filesystems import location
 
@@ -96,3 +96,32 @@ def test_a_value_its_column_cannot_hold_is_quarantined_not_nulled():
     assert quarantined["reason"].startswith("value out of range for the table's column types")
     assert (summary["parsed_lines"], summary["quarantined"], summary["rows"]) == (1, 1, 1)
     assert summary["table_rows"] == {"group_states": 1, "quarantine": 1}
+
+
+def test_a_line_with_one_unfit_row_is_quarantined_with_all_its_rows():
+    """Given a jsonl-like file whose line 1 gave a group_states, a members and an
+    offsets row, the members row holding a value its column cannot hold, Then none of
+    line 1's rows is written, in any table (a snapshot is never stored in part), and
+    line 2's are. Expected: one quarantine row for line 1 naming the value."""
+    at = dt.datetime(2026, 11, 20, 9, tzinfo=dt.UTC)
+    common = {"cluster": "c", "captured_at": at, "capture_date": DAY}
+
+    def parse(file):
+        result = ParseResult(kind="jsonl", lines=2, row_lines=2, text_lines=["one", "two"])
+        for line in (1, 2):
+            row = {**common, "group_id": f"g{line}", "line_number": line}
+            result.add(GROUP_STATES, {**row, "source_file": file["relative"]})
+            result.add(OFFSETS, {**row, "topic": "t", "partition": 0, "lag": 5})
+            epoch = 2**31 if line == 1 else 3
+            result.add(MEMBERS, {**row, "consumer_id": "m", "member_epoch": epoch})
+        return result, "sha"
+
+    files = [{"relative": "c/2026-11-20T0900Z/g.jsonl", "cluster": "c", "captured_at": at}]
+    batches, [summary] = run(files, parse)
+    for table in (GROUP_STATES, OFFSETS, MEMBERS):
+        rows = pa.Table.from_batches(batches[table]).to_pylist()
+        assert [r["line_number"] for r in rows] == [2], table
+    [quarantined] = pa.Table.from_batches(batches["quarantine"]).to_pylist()
+    assert (quarantined["line_number"], quarantined["line"]) == (1, "one")
+    assert "2147483648" in quarantined["reason"]
+    assert (summary["parsed_lines"], summary["quarantined"], summary["rows"]) == (1, 1, 3)

@@ -459,3 +459,78 @@ def test_murmur2_matches_kafkas_test_vectors():
     assert murmur2(b"a-little-bit-longer-string") == -1486304829
     assert murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8") == -58897971
     assert murmur2(b"abc") == 479470107
+
+
+OFFSETS_39 = OFFSETS_36.replace("\n\nConsumer group 'audit-archiver' has no active members.\n", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        (  # a CLIENT-ID, shortened
+            "\nGROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID"
+            "\ng t 0 10 12 2 c-1 /h client-one\n",
+            4,
+        ),
+        ("\nGROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS\ng k:9092 (1) range Stable 12\n", 1),
+        ("Topic: t\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: \n"
+         "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n", 2),
+        ("\nGROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS\ng c-1 /h client-one 12\n", 1),
+    ],
+    ids=["offsets", "state", "topics", "members"],
+)  # fmt: skip
+def test_a_last_line_cut_inside_its_last_value_is_quarantined(text, cut):
+    """Given a view cut inside its last value (`#MEMBERS 12` read as 1, `Isr: 1,2` as
+    1), with no line end, Then that line's rows are quarantined, not stored shortened;
+    the same text with its line end is read whole. Expected: one quarantined line, the
+    reason naming the missing line end."""
+    whole = parse(text)
+    cut_text = text[: -1 - cut]
+    result = parse(cut_text)
+    last = len(cut_text.split("\n"))
+    assert [q["line_number"] for q in result.quarantine] == [last]
+    assert result.quarantine[0]["reason"].startswith("last line without its line end")
+    assert result.row_count == whole.row_count - 1
+
+
+def test_the_3_9_offsets_view_keeps_its_last_row_when_the_file_shows_the_layout():
+    """Given 3.8/3.9's offsets view (every row printed as "\\n" + row: a block's header
+    right after the previous row, no final newline), Then its last row is read; one
+    block alone cannot be told from a cut file and its last row is quarantined, the
+    reason saying why. Expected: 2 rows; 1 row and 1 quarantined line."""
+    blocks = OFFSETS_39.rstrip("\n")
+    assert "\n\nGROUP" not in blocks.lstrip("\n")
+    assert [r["group_id"] for r in rows(parse(blocks), "offsets")] == [
+        "clickstream-enricher",
+        "audit-archiver",
+    ]
+    one = blocks[: blocks.index("\nGROUP  ", 1)]
+    alone = parse(one)
+    assert rows(alone, "offsets") == []
+    assert "a 3.8/3.9 offsets view of one group ends so too" in alone.quarantine[0]["reason"]
+
+
+def test_a_json_line_whole_without_its_line_end_is_read():
+    """A JSON line ends with its closing brace (JSON Lines allows a last line without
+    a line end); one cut short is not JSON and is quarantined as such."""
+    line = '{"group_id": "g", "state": "Empty", "members": []}'
+    path = "c/exports/2026-11-20T0910Z/g.jsonl"
+    assert len(rows(parse(line, path), "group_states")) == 1
+    cut = parse(line[:-3], path)
+    assert [q["reason"][:31] for q in cut.quarantine] == ["invalid snapshot: not JSON: Exp"]
+
+
+def test_a_lone_surrogate_in_a_snapshot_quarantines_it_whole():
+    """Given a snapshot whose second member's client_id holds the JSON escape \\udc80
+    (no Unicode text holds a lone surrogate), Then no row of the snapshot is stored:
+    neither its state, its other member nor its offsets. Expected: one quarantined
+    line naming the escape and the key."""
+    text = (
+        '{"group_id": "g", "state": "Stable", "members": [{"member_id": "m1", "client_id":'
+        ' "c-1"}, {"member_id": "m2", "client_id": "c-2\\udc80"}], "offsets": [{"topic":'
+        ' "t", "partition": 0, "current_offset": 1, "log_end_offset": 2}]}\n'
+    )
+    result = parse(text, "c/exports/2026-11-20T0910Z/g.jsonl")
+    assert result.row_count == 0
+    [quarantined] = result.quarantine
+    assert quarantined["reason"] == "invalid snapshot: client_id holds a lone surrogate \\udc80"

@@ -25,9 +25,9 @@ from fleet_rebalance.capture.parse import parse_capture, parse_stream
 from fleet_rebalance.capture.result import (
     COORDINATOR_EVENTS,
     INCOMPLETE,
-    OFFSETS,
     OK,
     REJECTED,
+    UNVERIFIED,
     ParseResult,
 )
 from fleet_rebalance.capture.text import LineStream, decode
@@ -66,6 +66,9 @@ def zstded(data: bytes) -> bytes:
 
 
 COMPRESSORS = {"gzip": gzipped, "zstd": zstded}
+OFFSETS_HEADER = (
+    b"\nGROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n"
+)
 
 
 def outcome(result: ParseResult) -> dict:
@@ -188,34 +191,88 @@ def test_rotated_server_log_gz_ingests_like_the_plain_log(tmp_path):
     assert summaries[0]["rows"] == len(plain_rows)
 
 
+def _in_units(data: bytes, method: str, cuts: list[int]) -> tuple[bytes, list[int]]:
+    """`data` as one gzip member or zstd frame per piece between `cuts` (byte offsets),
+    concatenated (how zcat reads them); and each unit's start in the compressed bytes."""
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    packed, starts = b"", []
+    for piece in pieces:
+        starts.append(len(packed))
+        packed += COMPRESSORS[method](piece)
+    return packed, starts
+
+
+def _line_end(data: bytes, share: float) -> int:
+    """The offset just past the line end nearest `share` of `data`."""
+    return data.index(b"\n", int(len(data) * share)) + 1
+
+
 @pytest.mark.parametrize("method", sorted(COMPRESSORS))
-def test_cut_stream_keeps_its_readable_lines_and_names_the_damage(method):
-    """Given a compressed offsets capture (~1 MB, several zstd blocks) cut at two
-    thirds, Then the lines before the cut are parsed, the file is incomplete, and a
-    whole-file quarantine row standing for no line names the cut; the line the cut
-    split has its rows quarantined. Expected: the rows are a prefix of the plain
-    file's, the accounting holds."""
+def test_a_cut_stream_stores_only_the_rows_of_its_verified_units(method):
+    """Given a compressed offsets capture (~1 MB) of three gzip members (zstd frames)
+    split at line ends, cut inside the third, Then only the rows of the first two
+    (verified by their CRC-32 or checksum) are stored, the file is incomplete and a
+    whole-file row (standing for no line) names the cut and the bytes not read.
+    Expected: the rows of the first two units' text exactly, the accounting holds."""
     relative = "prod-east/captures/2026-11-20T0900Z/consumer-groups-offsets.txt"
     data = _offsets_capture(300, 40)
-    packed = COMPRESSORS[method](data)
-    result = parse_capture(relative, packed[: len(packed) * 2 // 3])
-    whole = parse_capture(relative, data).records(OFFSETS)
-    rows = result.records(OFFSETS)
-    assert 0 < len(rows) < len(whole)
-    assert rows == whole[: len(rows)]
+    cuts = [_line_end(data, 1 / 3), _line_end(data, 2 / 3)]
+    packed, starts = _in_units(data, method, cuts)
+    result = parse_capture(relative, packed[: (starts[2] + len(packed)) // 2])
+    verified = parse_capture(relative, data[: cuts[1]])
+    assert 0 < verified.row_count < parse_capture(relative, data).row_count
+    assert outcome(result)["rows"] == outcome(verified)["rows"]
     assert result.status == INCOMPLETE
-    assert result.reconciles()
+    assert result.reconciles() and result.lines == verified.lines
     reason = result.file_reason
     assert reason is not None and reason.startswith(f"{method} stream cut short")
-    assert "the rest of the file is unreadable" in reason
+    assert f"(from byte {cuts[1]}) cannot be verified and are not read" in reason
     assert result.file_lines == 0  # it stands for no line: the lines read are counted
 
 
+@pytest.mark.parametrize("method", sorted(COMPRESSORS))
+def test_a_stream_cut_in_its_only_unit_stores_no_row(method):
+    """Given a compressed offsets capture in one gzip member (zstd frame) cut at two
+    thirds, Then no row is stored: nothing of it is verified. Expected: incomplete (a
+    capture that was there, lost), the reason naming the cut and the bytes decoded but
+    not read."""
+    relative = "prod-east/captures/2026-11-20T0900Z/consumer-groups-offsets.txt"
+    packed = COMPRESSORS[method](_offsets_capture(300, 40))
+    result = parse_capture(relative, packed[: len(packed) * 2 // 3])
+    assert (result.status, result.row_count, result.lines) == (INCOMPLETE, 0, 0)
+    assert result.file_reason is not None and "cannot be verified and are not read" in (
+        result.file_reason
+    )
+
+
+@pytest.mark.parametrize("method", sorted(COMPRESSORS))
+def test_a_unit_ending_mid_line_has_that_line_quarantined_when_the_next_is_damaged(method):
+    """Given two units whose boundary falls just before a row's line end (the row reads
+    whole, its end is not verified), the second one damaged (a flipped byte in its
+    data), Then the rows of the first unit's whole lines are stored, and its last line
+    is quarantined with the damage. Expected: rows of the lines before it, one
+    quarantined line naming the verified part's end."""
+    relative = "prod-east/captures/2026-11-20T0900Z/consumer-groups-offsets.txt"
+    data = _offsets_capture(300, 40)
+    cut = _line_end(data, 0.5) - 1
+    packed, starts = _in_units(data, method, [cut])
+    damaged = bytearray(packed)
+    damaged[(starts[1] + len(packed)) // 2] ^= 0x10
+    result = parse_capture(relative, bytes(damaged))
+    whole_lines = data[:cut].rsplit(b"\n", 1)[0] + b"\n"
+    assert outcome(result)["rows"] == outcome(parse_capture(relative, whole_lines))["rows"]
+    (line,) = [q for q in result.quarantine if q["line_number"] is not None]
+    assert line["line_number"] == result.lines
+    assert line["reason"].startswith(f"cut where the verified part ends ({method} stream")
+    assert result.status == INCOMPLETE and result.reconciles()
+
+
 def test_damaged_gzip_names_the_damage_and_never_raises():
-    """Given gzip data with flipped bytes, and gzip data followed by garbage, Then the
-    file is incomplete (or rejected when nothing was readable) with a reason naming
-    the damage. Expected: reasons `gzip stream damaged (...)`, `... followed by bytes
-    that are not gzip ...`, accounting holds."""
+    """Given gzip data with flipped bytes, gzip data followed by garbage, and a gzip
+    header alone, Then the file is incomplete (a capture lost, in part or whole) with a
+    reason naming the damage, and no row of the damaged member is stored. Expected:
+    reasons `gzip stream damaged (...)`, `... followed by bytes that are not gzip ...`,
+    `... cut short ...`, accounting holds."""
     relative, source = KINDS["offsets"]
     data = source.read_bytes()
     packed = bytearray(gzipped(data))
@@ -223,7 +280,7 @@ def test_damaged_gzip_names_the_damage_and_never_raises():
         packed[at] ^= 0xA5
     damaged = parse_capture(relative, bytes(packed))
     assert damaged.reconciles()
-    assert damaged.status in (INCOMPLETE, REJECTED)
+    assert (damaged.status, damaged.row_count) == (INCOMPLETE, 0)
     assert damaged.file_reason is not None
     assert damaged.file_reason.startswith("gzip stream damaged")
     trailing = parse_capture(relative, gzipped(data) + b"not gzip at all")
@@ -231,7 +288,7 @@ def test_damaged_gzip_names_the_damage_and_never_raises():
     assert "followed by bytes that are not gzip" in (trailing.file_reason or "")
     assert outcome(trailing)["rows"] == outcome(parse_capture(relative, data))["rows"]
     header_only = parse_capture(relative, gzipped(data)[:6])
-    assert header_only.status == REJECTED
+    assert (header_only.status, header_only.row_count) == (INCOMPLETE, 0)
     assert header_only.file_reason is not None and "cut short" in header_only.file_reason
 
 
@@ -247,6 +304,72 @@ def test_zstd_without_its_module_is_refused_with_the_reason(monkeypatch):
         "zstd-compressed file: the zstandard module is not installed, not read"
     )
     assert sha == hashlib.sha256(packed).hexdigest()
+
+
+def _bomb(piece: bytes, members: int, head: bytes = b"") -> bytes:
+    """gzip members of `piece`, repeated: a file of a few KiB per member that inflates
+    to len(piece) x members bytes (and `head`'s, first)."""
+    return (gzipped(head) if head else b"") + gzipped(piece) * members
+
+
+@pytest.mark.parametrize(
+    ("name", "piece", "head"),
+    [
+        ("zeros", b"\0" * (1 << 20), b""),
+        ("newlines", b"\n" * (1 << 20), b""),
+        ("one valid row", b"g t 0 10 12 2 - - -\n" * 50_000, OFFSETS_HEADER),
+    ],
+)
+def test_a_compression_bomb_is_refused_as_soon_as_it_passes_the_ratio(name, piece, head):
+    """Given 1 GiB of zeros, of newlines, or of one valid offsets row, each in ~1 MB of
+    gzip, Then the file is refused once it passes 100 times its compressed size beyond
+    64 MiB, not read to its end: rejected, no row, the reason naming the limit and its
+    key. Expected: at most 64 MiB + one piece inflated."""
+    packed = _bomb(piece, (1 << 30) // len(piece), head)
+    result, _ = parse_stream("c/captures/2026-11-20T0900Z/bomb.gz", io.BytesIO(packed))
+    assert (result.status, result.row_count, result.lines) == (REJECTED, 0, 0)
+    reason = result.file_reason or ""
+    assert reason.startswith("gzip stream inflates past 100 times its compressed size")
+    assert "(capture.max_inflation_ratio)" in reason and "compression bomb" in reason
+    produced = int(reason.split(" gave ")[1].split()[0])
+    assert produced <= compressed.INFLATION_FLOOR + compressed.OUT_BYTES + len(piece)
+
+
+def test_the_absolute_cap_refuses_a_file_that_compresses_plausibly():
+    """Given a 2 MB capture of varied rows (about 10x in gzip) and a guard capped at
+    1 MiB, Then it is refused by the cap, whatever its ratio; under the default guard
+    it parses. Expected: rejected naming capture.max_inflated_mb; ok with rows."""
+    data = _offsets_capture(100, 150)
+    assert len(data) > 3 << 19  # 1.5 MiB
+    packed = gzipped(data)
+    relative = "c/captures/2026-11-20T0900Z/o.txt.gz"
+    capped = parse_capture(relative, packed, guard=compressed.Guard(1 << 20, 100))
+    assert capped.status == REJECTED
+    assert "1 MiB (capture.max_inflated_mb)" in (capped.file_reason or "")
+    assert parse_capture(relative, packed).row_count > 0
+
+
+def test_zstd_frames_without_a_checksum_are_unverified():
+    """Given a capture as one zstd frame with a checksum, one without, and two frames of
+    which one has none, Then all give the plain file's rows; the file is `unverified`
+    as soon as a frame has no checksum, with the count in its notes. Expected: ok, then
+    unverified (1 frame), unverified (1 frame)."""
+    relative, source = KINDS["offsets"]
+    data = source.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    checked = zstandard.ZstdCompressor(write_checksum=True)
+    unchecked = zstandard.ZstdCompressor(write_checksum=False)
+    cases = [
+        (checked.compress(data), OK, 0),
+        (unchecked.compress(data), UNVERIFIED, 1),
+        (checked.compress(data[:half]) + unchecked.compress(data[half:]), UNVERIFIED, 1),
+    ]
+    plain = outcome(parse_capture(relative, data))["rows"]
+    for packed, status, frames in cases:
+        result = parse_capture(relative, packed)
+        assert (result.status, outcome(result)["rows"]) == (status, plain)
+        note = "zstd frames without a checksum (their rows cannot be verified)"
+        assert result.notes[note] == frames
 
 
 def test_a_compression_bomb_is_read_a_bounded_piece_at_a_time():

@@ -112,9 +112,9 @@ def test_the_history_shares_partitions_between_three_groups():
 
 
 @pytest.mark.parametrize("method", ["gzip", "zstd"])
-def test_a_cut_compressed_log_keeps_its_readable_lines(method):
-    """Given: LOG_MIXED compressed and cut in its second half. Then: the lines zlib or
-    zstandard read are accounted for (the cut one quarantined), the file says why."""
+def test_a_cut_compressed_log_keeps_no_line_of_its_cut_member(method):
+    """Given: LOG_MIXED compressed (one member or frame) and cut in its second half.
+    Then: nothing of the unverified member is stored (issue 56), the file says why."""
     seed = _log_seed()
     data = LOG_MIXED.encode()
     packed = gzip.compress(data, mtime=0) if method == "gzip" else zstandard.compress(data)
@@ -125,6 +125,7 @@ def test_a_cut_compressed_log_keeps_its_readable_lines(method):
     assert check_compressed(variant) == []
     out = run_capture(variant.files)[seed.target]
     assert [q for q in out.rows["quarantine"] if q["line_number"] is None]
+    assert plain == b"" and not out.rows.get("coordinator_events")
 
 
 def test_the_compressed_check_sees_rows_differing_from_the_plain_files(monkeypatch):

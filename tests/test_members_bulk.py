@@ -119,6 +119,7 @@ def test_bulk_path_reads_each_spelling():
             "g  c-3  /h  c  0  -",
             LAYOUTS["4.x"],
             "g  c-4  /h  c  3  -  audit:2;orders:0,10  -  -",
+            "",
         ]
     )
     result = parse_capture(CAPTURE, text.encode())
@@ -141,6 +142,7 @@ def test_bulk_path_reads_the_kip_848_epochs_and_upgraded():
             "g  c-3  /h  c  0  -  -  -  -  -",
             LAYOUTS["4.x"],
             "g  c-4  /h  c  1  6  audit:0  6  audit:0",
+            "",
         ]
     )
     result = parse_capture(CAPTURE, text.encode())

@@ -111,6 +111,11 @@ class CaptureConfig:
     # Memory one parse task may use, in MiB: a file larger than that allows is parsed a
     # chunk of lines at a time (capture/chunks.py), whatever its size.
     max_memory_mb: int = 512
+    # A compressed capture inflating past this many MiB, or past max_inflation_ratio
+    # times its compressed size (once past 64 MiB), is refused unread: a compression
+    # bomb or no capture (capture/compressed.py).
+    max_inflated_mb: int = 8192
+    max_inflation_ratio: int = 100
 
 
 @dataclass(frozen=True)
@@ -531,6 +536,8 @@ CHECKS: dict[str, Check] = {
     "capture.path_pattern": _path_pattern,
     "capture.log_timezone": _time_zone,
     "capture.max_memory_mb": _memory_mb,
+    "capture.max_inflated_mb": _memory_mb,
+    "capture.max_inflation_ratio": _count,
     "metrics.offsets_topic_partitions": _count,
     "metrics.burrow_intervals": _count,
     "metrics.burrow_allowed_lag": _lag,

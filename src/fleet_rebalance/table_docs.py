@@ -258,7 +258,7 @@ BRONZE: dict[str, TableDoc] = {
             "kind": "Capture kind recognised from the content (see quarantine.kind).",
             "cluster": "Kafka cluster name, from the path.",
             "captured_at": "Capture time (UTC) from the file's path; null when the path has none.",
-            "status": "ok, incomplete, failed_capture, rejected or skipped.",
+            "status": "ok, unverified, incomplete, failed_capture, rejected or skipped.",
             "reason": (
                 "Why the status is not ok, or what was quarantined; null when nothing to say."
             ),

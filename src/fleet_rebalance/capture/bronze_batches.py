@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,11 +25,12 @@ import pyarrow.compute as pc
 
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.chunks import DEFAULT_MAX_MEMORY_MB
+from fleet_rebalance.capture.compressed import DEFAULT_GUARD, Guard
 from fleet_rebalance.capture.enrichment_keys import OffsetsKept, owner_groups
 from fleet_rebalance.capture.members_enrichment import MEMBERS_SCHEMA
 from fleet_rebalance.capture.parse import Parts, finish, stream_parts
 from fleet_rebalance.capture.paths import CapturePath
-from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OFFSETS, OK, ParseResult
+from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OFFSETS, READ_WHOLE, ParseResult
 from fleet_rebalance.capture.schemas import TABLES
 from fleet_rebalance.capture.stray_dates import quarantine_stray_dates
 from fleet_rebalance.filesystems import Location
@@ -54,6 +55,7 @@ def parse_file(
     path_pattern: str,
     log_timezone: str | None,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    guard: Guard = DEFAULT_GUARD,
 ) -> tuple[ParseResult, str | None]:
     """One file's rows, and the sha256 of the very bytes they came from (as stored:
     compressed when the file is), read and parsed as a stream; parse_file_parts with
@@ -65,6 +67,7 @@ def parse_file(
             path_pattern=path_pattern,
             log_timezone=log_timezone,
             max_memory_mb=max_memory_mb,
+            guard=guard,
         )
     )
 
@@ -76,6 +79,7 @@ def parse_file_parts(
     path_pattern: str,
     log_timezone: str | None,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    guard: Guard = DEFAULT_GUARD,
 ) -> FileParts:
     """parse_file a chunk at a time (parse.stream_parts), for capture_batches. `file`
     carries its path as discovery parsed it (relative, cluster, captured_at, group). A
@@ -94,6 +98,7 @@ def parse_file_parts(
                 log_timezone=log_timezone,
                 path=path,
                 max_memory_mb=max_memory_mb,
+                guard=guard,
             )
             return (yield from parts)
     except store.UnreadableFile as exc:
@@ -109,7 +114,6 @@ class Written:
 
     rows: int = 0
     other_dates: int = 0
-    unfit: list[dict[str, Any]] = field(default_factory=list)
     taken: int = 0  # rows taken out of the parts, of any date, fit or not
     # The parts' accounting, which a file that fails mid-way loses with its result.
     seen: ParseResult = field(default_factory=lambda: ParseResult(kind=OFFSETS))
@@ -126,8 +130,8 @@ def capture_batches(
     whose `head_kind` is "offsets" (ingest's ordering, pipeline/ingest) is no members
     file: once only such files are left, the groups whose members need owned
     partitions are known and OffsetsKept keeps only theirs."""
-    parsed: list[tuple[str, ParseResult, str | None, int, int, list[dict[str, Any]], int]] = []
-    members_of: list[tuple[pa.Table, int, list[dict[str, Any]]]] = []
+    parsed: list[tuple[str, ParseResult, str | None, int, int, int]] = []
+    members_of: list[tuple[pa.Table, int]] = []
     narrowed: list[tuple[dict[str, Any], pa.Array]] = []  # files kept for `owners` only
     offsets_kept = OffsetsKept()
     for index, file in enumerate(files):
@@ -135,7 +139,7 @@ def capture_batches(
         written = Written()
         owners = None
         if all(later.get("head_kind") == OFFSETS for later in files[index + 1 :]):
-            owners = owner_groups(members for members, _, _ in members_of)
+            owners = owner_groups(members for members, _ in members_of)
             narrowed.append((file, owners))
         outcome = parse(file)
         if isinstance(outcome, tuple):
@@ -145,8 +149,8 @@ def capture_batches(
                 outcome, file, run_date, written, offsets_kept, owners
             )
         quarantine_stray_dates(result, file["captured_at"], run_date)
-        records, unfit = _records_table(result, OFFSETS)
-        table, other_dates = _on_date(records, run_date)
+        quarantine_unfit(result)
+        table, other_dates = _on_date(_records_table(result, OFFSETS), run_date)
         offsets_kept.add(table, owners)
         written.rows += table.num_rows
         if written.taken:
@@ -155,7 +159,7 @@ def capture_batches(
         written.taken += sum(b.num_rows for b in result.batches.pop(OFFSETS, []))
         written.taken += len(result.rows.pop(OFFSETS, []))
         batches = table.to_batches(ARROW_BATCH_ROWS)[::-1]
-        del records, table
+        del table
         while batches:
             yield OFFSETS, batches.pop()
         parsed.append(
@@ -165,16 +169,14 @@ def capture_batches(
                 sha256,
                 written.rows,
                 written.other_dates + other_dates,
-                [*written.unfit, *unfit],
                 written.taken,
             )
         )
         members_of.append(_members_table(result, run_date))
     _owners_missed(narrowed, members_of, parse, run_date, offsets_kept)
-    capture = offsets_kept.capture(members for members, _, _ in members_of)
-    for entry, (members, other_members, unfit_members) in zip(parsed, members_of, strict=True):
-        relative, result, sha256, offsets, other_dates, unfit, taken = entry
-        unfit += unfit_members
+    capture = offsets_kept.capture(members for members, _ in members_of)
+    for entry, (members, other_members) in zip(parsed, members_of, strict=True):
+        relative, result, sha256, offsets, other_dates, taken = entry
         if members.num_rows:
             for batch in capture.enrich(members).to_batches(ARROW_BATCH_ROWS):
                 yield MEMBERS, batch
@@ -185,17 +187,17 @@ def capture_batches(
                 continue
             kept = [r for r in rows if (r.get("log_date") or r.get("capture_date")) == run_date]
             other += len(rows) - len(kept)  # another run (that date's) writes them
-            batch, rejected = _arrow_rows(kept, TABLES[table], result.kind, result.text_lines)
-            unfit += rejected
+            batch = _arrow_rows(kept, TABLES[table])
             if batch is not None:
                 counts[table] += batch.num_rows
                 yield table, batch
-        quarantine = [*result.quarantine, *unfit]
-        if quarantine:
-            rows = [{**q, "source_file": relative, "capture_date": run_date} for q in quarantine]
+        if result.quarantine:
+            rows = [
+                {**q, "source_file": relative, "capture_date": run_date} for q in result.quarantine
+            ]
             counts["quarantine"] = len(rows)
-            yield "quarantine", _arrow_rows(rows, TABLES["quarantine"])[0]
-        summary = _summary(relative, result, sha256, run_date, other, counts, unfit, taken)
+            yield "quarantine", _arrow_rows(rows, TABLES["quarantine"])
+        summary = _summary(relative, result, sha256, run_date, other, counts, taken)
         yield FILE_REPORT, summary
 
 
@@ -219,6 +221,7 @@ def _offsets_by_chunk(
         if part.kind != OFFSETS:
             continue
         quarantine_stray_dates(part, file["captured_at"], run_date)
+        quarantine_unfit(part)
         _account(written.seen, part)
         taken = ParseResult(
             kind=part.kind,
@@ -227,21 +230,19 @@ def _offsets_by_chunk(
             common=part.common,
         )
         written.taken += taken.row_count
-        records, unfit = _records_table(taken, OFFSETS)
-        table, other_dates = _on_date(records, run_date)
+        table, other_dates = _on_date(_records_table(taken, OFFSETS), run_date)
         written.rows += table.num_rows
         written.other_dates += other_dates
-        written.unfit += unfit
         kept.add(table, owners)
         batches = table.to_batches(ARROW_BATCH_ROWS)[::-1]
-        del part, taken, records, table  # not held while the next chunk is parsed
+        del part, taken, table  # not held while the next chunk is parsed
         while batches:
             yield OFFSETS, batches.pop()
 
 
 def _owners_missed(
     narrowed: list[tuple[dict[str, Any], pa.Array]],
-    members_of: list[tuple[pa.Table, int, list[dict[str, Any]]]],
+    members_of: list[tuple[pa.Table, int]],
     parse: Callable[[dict[str, Any]], Parsed],
     run_date: dt.date,
     kept: OffsetsKept,
@@ -250,7 +251,7 @@ def _owners_missed(
     kept for fewer (a file holding a members view below its offsets view): that file's
     offsets rows read again, a chunk at a time, for those groups. Rare by ingest's
     ordering, and never a changed row."""
-    wanted = owner_groups(members for members, _, _ in members_of)
+    wanted = owner_groups(members for members, _ in members_of)
     for file, owners in narrowed:
         missed = wanted.filter(pc.invert(pc.is_in(wanted, value_set=owners)))
         if len(missed):
@@ -276,13 +277,14 @@ def _offsets_again(outcome: Parsed, file: dict[str, Any], run_date: dt.date) -> 
 
 def _offsets_of(result: ParseResult, file: dict[str, Any], run_date: dt.date) -> pa.Table:
     quarantine_stray_dates(result, file["captured_at"], run_date)
+    quarantine_unfit(result)
     taken = ParseResult(
         kind=result.kind,
         rows={OFFSETS: result.rows.pop(OFFSETS, [])},
         batches={OFFSETS: result.batches.pop(OFFSETS, [])},
         common=result.common,
     )
-    return _on_date(_records_table(taken, OFFSETS)[0], run_date)[0]
+    return _on_date(_records_table(taken, OFFSETS), run_date)[0]
 
 
 def _account(seen: ParseResult, part: ParseResult) -> None:
@@ -314,46 +316,47 @@ def _after_written(result: ParseResult, written: Written) -> ParseResult:
     return read
 
 
-def _arrow_rows(
-    rows: list[dict[str, Any]], schema: pa.Schema, kind: str = "", lines: Sequence[str] = ()
-) -> tuple[pa.RecordBatch | None, list[dict[str, Any]]]:
-    """The rows as one batch, and quarantine rows for those whose values the table's
-    types cannot hold. The parsers check every number's range, so this is the net under
-    them: a value is never stored as null or cut, and a bad row never fails the task."""
-    if not rows:
-        return None, []
-    try:
-        return pa.RecordBatch.from_pylist(rows, schema=schema), []
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
-        pass
-    fit, unfit = [], []
-    for row in rows:
+def quarantine_unfit(result: ParseResult) -> None:
+    """Every line with a value its table's columns cannot hold goes to quarantine with
+    the reason, its rows in every table with it: a jsonl snapshot (offsets, members and
+    state rows) or a log line naming several members is never stored in part. The
+    parsers check every number's range and every string, so this is the net under them:
+    a value is never stored as null or cut, and a bad row never fails the task."""
+    unfit: dict[str, dict[int, str]] = {}
+    for table, rows in result.rows.items():
+        schema = RECORD_SCHEMAS.get(table, TABLES[table])
         try:
-            pa.RecordBatch.from_pylist([row], schema=schema)
-            fit.append(row)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
-            number = row.get("line_number")
-            unfit.append(
-                {
-                    "line_number": number,
-                    "line": lines[number - 1] if number and number <= len(lines) else "",
-                    "kind": kind,
-                    "reason": f"value out of range for the table's column types: {exc}"[:500],
-                }
-            )
-    return (pa.RecordBatch.from_pylist(fit, schema=schema) if fit else None), unfit
+            pa.RecordBatch.from_pylist(rows, schema=schema)
+            continue
+        except ARROW_ERRORS:
+            pass
+        for row in rows:
+            try:
+                pa.RecordBatch.from_pylist([row], schema=schema)
+            except ARROW_ERRORS as exc:
+                number = row["line_number"]
+                reason = f"value out of range for the table's column types: {exc}"
+                text = result.text_lines[number - 1] if number <= len(result.text_lines) else ""
+                unfit.setdefault(reason, {})[number] = text
+    for reason, lines in unfit.items():
+        result.quarantine_lines(lines, reason)
 
 
-def _records_table(result: ParseResult, table: str) -> tuple[pa.Table, list[dict[str, Any]]]:
+ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
+
+
+def _arrow_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch | None:
+    """The rows (quarantine_unfit left only rows their columns hold) as one batch."""
+    return pa.RecordBatch.from_pylist(rows, schema=schema) if rows else None
+
+
+def _records_table(result: ParseResult, table: str) -> pa.Table:
     """A table's rows of one file, per-line rows and bulk batches alike, with the file's
-    common values; and quarantine rows for the per-line rows its types cannot hold."""
+    common values."""
     schema = RECORD_SCHEMAS[table]
     parts = []
-    unfit: list[dict[str, Any]] = []
-    if rows := result.rows.get(table):
-        batch, unfit = _arrow_rows(rows, schema, result.kind, result.text_lines)
-        if batch is not None:
-            parts.append(pa.Table.from_batches([batch]))
+    if batch := _arrow_rows(result.rows.get(table, []), schema):
+        parts.append(pa.Table.from_batches([batch]))
     for batch in result.batches.get(table, []):
         columns = {
             f.name: batch.column(f.name).cast(f.type)
@@ -362,23 +365,20 @@ def _records_table(result: ParseResult, table: str) -> tuple[pa.Table, list[dict
             for f in schema
         }
         parts.append(pa.table(columns, schema=schema))
-    return (pa.concat_tables(parts) if parts else schema.empty_table()), unfit
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-def _members_table(
-    result: ParseResult, run_date: dt.date
-) -> tuple[pa.Table, int, list[dict[str, Any]]]:
+def _members_table(result: ParseResult, run_date: dt.date) -> tuple[pa.Table, int]:
     """A file's members rows of the run date flagged `rebalancing` where the tool
-    warned, how many of another date were left out, and its unfit rows."""
-    records, unfit = _records_table(result, MEMBERS)
-    members, other_dates = _on_date(records, run_date)
+    warned, and how many of another date were left out."""
+    members, other_dates = _on_date(_records_table(result, MEMBERS), run_date)
     if members.num_rows:
         warned_groups = pa.array(sorted(result.rebalancing), pa.string())
         warned = pc.is_in(members["group_id"], warned_groups)
         members = members.set_column(
             members.schema.get_field_index("rebalancing"), "rebalancing", warned
         )
-    return members, other_dates, unfit
+    return members, other_dates
 
 
 def _on_date(table: pa.Table, run_date: dt.date) -> tuple[pa.Table, int]:
@@ -396,15 +396,12 @@ def _summary(
     run_date: dt.date,
     other_dates: int,
     table_rows: Counter[str],
-    unfit: list[dict[str, Any]],
     taken: int = 0,
 ) -> dict[str, Any]:
     """One file's line accounting; `other_dates` counts its rows of another date left
-    out, `table_rows` its rows of the run date per table, `unfit` the rows quarantined
-    for values their columns cannot hold (their lines move from parsed to quarantined),
-    `taken` the rows written a chunk at a time, no longer in `result`."""
-    unfit = list({q["line_number"]: q for q in reversed(unfit)}.values())  # one per line
-    quarantine = [*result.quarantine, *unfit]
+    out, `table_rows` its rows of the run date per table, `taken` the rows written a
+    chunk at a time, no longer in `result`."""
+    quarantine = result.quarantine
     notes = {**result.notes, **({"rows of other dates": other_dates} if other_dates else {})}
     return {
         "source_file": relative,
@@ -412,18 +409,18 @@ def _summary(
         "kind": result.kind,
         # A jsonl line is one group's whole snapshot: losing it leaves no partial group.
         "status": INCOMPLETE
-        if result.status == OK and quarantine and result.kind == MEMBERS
+        if result.status in READ_WHOLE and quarantine and result.kind == MEMBERS
         else result.status,
         "lines": result.lines,
-        "parsed_lines": result.row_lines - len(unfit),
+        "parsed_lines": result.row_lines,
         "structural": result.structural,
         # Rows in quarantine (ingested_files.quarantined), and lines: a whole-file row
         # stands for the lines of a file refused whole, for none of an empty one.
         "quarantined": len(quarantine),
-        "quarantined_lines": result.quarantined_lines + len(unfit),
+        "quarantined_lines": result.quarantined_lines,
         "file_quarantine": result.file_reason,
         "quarantine_reasons": Counter(q["reason"] for q in quarantine),
-        "rows": result.row_count + taken - other_dates - len(unfit),
+        "rows": result.row_count + taken - other_dates,
         "reconciles": result.reconciles(),
         "table_rows": {t: n for t, n in table_rows.items() if n},
         "capture_date": run_date,

@@ -240,6 +240,7 @@ def merge(into: ParseResult, part: ParseResult, offset: int) -> None:
     into.notes.update(part.notes)
     into.rebalancing |= part.rebalancing
     into.failed_groups.update(part.failed_groups)
+    into.open_end |= part.open_end
     into.common = into.common or part.common
     if into.status == OK:
         into.status = part.status

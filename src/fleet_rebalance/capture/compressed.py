@@ -6,9 +6,11 @@ compress what it writes; a name says nothing reliable (`.log` files that are gzi
 `28 b5 2f fd`). Several gzip members or zstd frames in a row are one stream, as `zcat`
 reads them. Output is produced a bounded piece at a time (zstd input is fed in small
 slices, gzip output is capped), so a small file that expands to gigabytes never sits
-in memory. A stream that is cut or damaged ends where it stops being readable: the
-bytes before are kept, and `Decompressed.problem` says what went wrong and where.
-zstd needs the `zstandard` module; without it a zstd file is refused with that reason.
+in memory, and one that inflates past its Guard is refused as soon as it does (a bomb).
+A stream is checked before it is parsed (Verified): only the bytes of members and
+frames that checked out are read, so a cut or damaged stream keeps those, and
+`Decompressed.problem` says what went wrong and where. zstd needs the `zstandard`
+module; without it a zstd file is refused with that reason.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from __future__ import annotations
 import hashlib
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
+
+from fleet_rebalance.config import CaptureConfig
 
 zstandard: ModuleType | None
 try:
@@ -33,6 +38,9 @@ OUT_BYTES = 1 << 20  # most decompressed bytes produced by one step
 ZSTD_FEED = 1 << 10  # a zstd block expands at most ~32,000x: 1 KiB in, < 32 MiB out
 GZIP_FEED = 1 << 14  # output is capped per step; small slices keep what precedes damage
 GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip header and trailer, CRC-32 and size checked
+ZSTD_DESCRIPTOR = 4  # the frame header descriptor's offset in a frame (after the magic)
+ZSTD_CHECKSUM_FLAG = 0x04  # its Content_Checksum_flag
+INFLATION_FLOOR = 64 << 20  # below this, any compression ratio is plausible
 
 
 class Readable(Protocol):
@@ -79,22 +87,75 @@ class Source:
         return self.digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Guard:
+    """How far a compressed file may inflate before it is refused unread (a compression
+    bomb, or no capture): past `max_bytes` decompressed bytes, or past `max_ratio` times
+    the compressed bytes read so far once it is past INFLATION_FLOOR (a small file may
+    compress as well as it likes)."""
+
+    max_bytes: int
+    max_ratio: int
+
+    @classmethod
+    def of(cls, max_inflated_mb: int, max_inflation_ratio: int) -> Guard:
+        return cls(max_inflated_mb << 20, max_inflation_ratio)
+
+    def refusal(self, method: str, produced: int, consumed: int) -> str | None:
+        """Why a stream that inflated `consumed` bytes to `produced` is refused, or None."""
+        if produced > self.max_bytes:
+            limit = f"{self.max_bytes >> 20} MiB (capture.max_inflated_mb)"
+        elif produced > INFLATION_FLOOR and produced > self.max_ratio * max(consumed, 1):
+            limit = f"{self.max_ratio} times its compressed size (capture.max_inflation_ratio)"
+        else:
+            return None
+        return (
+            f"{method} stream inflates past {limit}: {consumed} compressed bytes gave "
+            f"{produced} and more; refused unread as a compression bomb, not a capture"
+        )
+
+
 class Decompressed:
     """The decompressed bytes of `blocks`, in pieces of at most about OUT_BYTES.
-    Iterating ends early, without raising, where the stream is cut or damaged;
-    `problem` then names the damage (None for a sound stream)."""
+    Iterating ends early, without raising, where the stream is cut or damaged (then
+    `problem` names the damage), where `guard` refuses it (`refused`), or at `limit`
+    bytes. `verified` counts the bytes up to the end of the last unit whose integrity
+    was checked, or that ended complete: a gzip member (CRC-32 and size checked) or a
+    zstd frame (its checksum checked when it has one; `unchecked` counts the frames
+    without, whose bytes nothing can verify)."""
 
-    def __init__(self, blocks: Iterator[bytes], method: str) -> None:
+    def __init__(
+        self,
+        blocks: Iterator[bytes],
+        method: str,
+        *,
+        guard: Guard | None = None,
+        limit: int | None = None,
+    ) -> None:
         self.blocks, self.method = blocks, method
+        self.guard, self.limit = guard, limit
         self.problem: str | None = None
-        self.produced = 0
+        self.refused: str | None = None
+        self.produced = self.verified = self.consumed = self.unchecked = 0
 
     def __iter__(self) -> Iterator[bytes]:
         pieces = self._gzip() if self.method == GZIP else self._zstd()
         try:
-            for piece in pieces:
+            for piece, unit_ends in pieces:
+                if self.limit is not None and self.produced + len(piece) >= self.limit:
+                    if self.limit > self.produced:
+                        yield piece[: self.limit - self.produced]
+                    self.produced = self.verified = self.limit
+                    return
                 self.produced += len(piece)
-                yield piece
+                if unit_ends:
+                    self.verified = self.produced
+                if self.guard is not None:
+                    self.refused = self.guard.refusal(self.method, self.produced, self.consumed)
+                    if self.refused is not None:
+                        return
+                if piece:
+                    yield piece
         except zlib.error as exc:
             self.problem = self._damage(f"damaged ({exc})")
         except Exception as exc:
@@ -112,9 +173,11 @@ class Decompressed:
         """The input in small slices: damage found in a slice loses only its output."""
         for block in self.blocks:
             for start in range(0, len(block), size):
-                yield block[start : start + size]
+                piece = block[start : start + size]
+                self.consumed += len(piece)
+                yield piece
 
-    def _gzip(self) -> Iterator[bytes]:
+    def _gzip(self) -> Iterator[tuple[bytes, bool]]:
         decoder: Any = zlib.decompressobj(GZIP_WBITS)
         data, more = b"", False
         for piece in self._slices(GZIP_FEED):
@@ -133,34 +196,95 @@ class Decompressed:
                 out = decoder.decompress(data, OUT_BYTES)
                 data = decoder.unused_data if decoder.eof else decoder.unconsumed_tail
                 more = len(out) == OUT_BYTES and not decoder.eof  # output may be pending
-                if out:
-                    yield out
-                elif not data:
+                if out or decoder.eof:
+                    yield out, decoder.eof
+                if not out and not data:
                     break
         while more:
             out = decoder.decompress(data, OUT_BYTES)
             data, more = decoder.unconsumed_tail, len(out) == OUT_BYTES and not decoder.eof
-            yield out
+            yield out, decoder.eof
         if not decoder.eof:
             self.problem = self._damage("cut short (no end-of-stream marker)")
         elif data.strip(b"\x00"):
             self.problem = self._damage("followed by bytes that are not gzip")
 
-    def _zstd(self) -> Iterator[bytes]:
+    def _zstd(self) -> Iterator[tuple[bytes, bool]]:
         assert zstandard is not None  # missing_module() refused the file before
         decoder = zstandard.ZstdDecompressor().decompressobj()
-        fed = False
+        fed, head = False, b""  # the frame's first bytes: its descriptor says if checksummed
         for piece in self._slices(ZSTD_FEED):
             while piece:
                 if decoder.eof:  # the next frame
-                    decoder = zstandard.ZstdDecompressor().decompressobj()
+                    decoder, head = zstandard.ZstdDecompressor().decompressobj(), b""
+                if len(head) <= ZSTD_DESCRIPTOR:
+                    head += piece[: ZSTD_DESCRIPTOR + 1]
                 out = decoder.decompress(piece)
                 fed = True
                 piece = decoder.unused_data if decoder.eof else b""
-                if out:
-                    yield out
+                if decoder.eof and not _checksummed(head):
+                    self.unchecked += 1
+                if out or decoder.eof:
+                    yield out, decoder.eof
         if fed and not decoder.eof:
             self.problem = self._damage("cut short (its last frame is incomplete)")
+
+
+DEFAULT_GUARD = Guard.of(CaptureConfig.max_inflated_mb, CaptureConfig.max_inflation_ratio)
+
+
+class Verified:
+    """A compressed stream read once and inflated twice: first to check it (every gzip
+    member's CRC-32 and size, every zstd frame's end and checksum) and against `guard`,
+    its stored bytes copied to `spool` as they are read (a SpooledTemporaryFile: in
+    memory up to its size, then on local disk); then again from the spool, up to the
+    end of the last unit that checked out, for the parse. So no row is ever read from
+    bytes a damaged unit decoded, and memory stays bounded whatever the file's size."""
+
+    def __init__(self, blocks: Iterator[bytes], method: str, guard: Guard, spool: IO[bytes]):
+        self.method, self.spool = method, spool
+        self.check = Decompressed(self._spooled(blocks), method, guard=guard)
+        for _ in self.check:
+            pass
+
+    def _spooled(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
+        for block in blocks:
+            self.spool.write(block)
+            yield block
+
+    @property
+    def refused(self) -> str | None:
+        return self.check.refused
+
+    @property
+    def problem(self) -> str | None:
+        """What the check found wrong: damage, or bytes decoded past the last unit that
+        checked out (then not read)."""
+        check = self.check
+        if check.problem is None:
+            return None
+        unverified = check.produced - check.verified
+        if not unverified:
+            return check.problem
+        return (
+            f"{check.problem}; the {unverified} bytes decoded after its last sound "
+            f"{'member' if self.method == GZIP else 'frame'} (from byte {check.verified}) "
+            "cannot be verified and are not read"
+        )
+
+    def text(self) -> Iterator[bytes]:
+        """The verified bytes, decompressed again from the spool."""
+        self.spool.seek(0)
+        blocks = iter(lambda: self.spool.read(READ_BYTES), b"")
+        return iter(Decompressed(blocks, self.method, limit=self.check.verified))
+
+
+def _checksummed(frame: bytes) -> bool:
+    """Whether a zstd frame's header (RFC 8878 3.1.1.1) says a checksum ends it; a
+    skippable frame (magic 0x184D2A5?) holds no data to check."""
+    if frame[:4] != ZSTD_MAGIC:
+        return True
+    return len(frame) > ZSTD_DESCRIPTOR and bool(frame[ZSTD_DESCRIPTOR] & ZSTD_CHECKSUM_FLAG)
 
 
 def opened_head(head: bytes, complete: bool, limit: int) -> tuple[bytes, bool]:

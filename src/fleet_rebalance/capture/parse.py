@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import tempfile
 from collections import Counter
 from collections.abc import Generator
 from typing import Literal, TypeVar
@@ -12,6 +13,7 @@ from typing import Literal, TypeVar
 from fleet_rebalance.capture import tool_messages as msg
 from fleet_rebalance.capture.chunks import (
     DEFAULT_MAX_MEMORY_MB,
+    SHOWN_CHARS,
     Budget,
     Chunk,
     Chunks,
@@ -23,9 +25,11 @@ from fleet_rebalance.capture.chunks import (
     quarantine_read_damage,
 )
 from fleet_rebalance.capture.compressed import (
-    Decompressed,
+    DEFAULT_GUARD,
+    Guard,
     Readable,
     Source,
+    Verified,
     compression,
     missing_module,
 )
@@ -34,7 +38,14 @@ from fleet_rebalance.capture.coordinator_log import is_log_line, parse_coordinat
 from fleet_rebalance.capture.describe import header_view, parse_describe
 from fleet_rebalance.capture.jsonl import parse_jsonl
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN, CapturePath, parse_capture_path
-from fleet_rebalance.capture.result import FAILED_CAPTURE, INCOMPLETE, OK, REJECTED, ParseResult
+from fleet_rebalance.capture.result import (
+    FAILED_CAPTURE,
+    INCOMPLETE,
+    OK,
+    REJECTED,
+    UNVERIFIED,
+    ParseResult,
+)
 from fleet_rebalance.capture.text import BINARY_SHARE, LineStream, control_share
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
@@ -78,6 +89,7 @@ def parse_capture(
     log_timezone: str | None = None,
     path: CapturePath | None = None,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    guard: Guard = DEFAULT_GUARD,
 ) -> ParseResult:
     """Parse one file held in memory (parse_stream's result for its bytes)."""
     return parse_stream(
@@ -87,6 +99,7 @@ def parse_capture(
         log_timezone=log_timezone,
         path=path,
         max_memory_mb=max_memory_mb,
+        guard=guard,
     )[0]
 
 
@@ -98,6 +111,7 @@ def parse_stream(
     log_timezone: str | None = None,
     path: CapturePath | None = None,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    guard: Guard = DEFAULT_GUARD,
 ) -> tuple[ParseResult, str]:
     """Parse one file as it is read, and the sha256 of its bytes as stored (compressed
     when it is). Never raises for bad content (it becomes quarantine rows); an OSError
@@ -112,6 +126,7 @@ def parse_stream(
             log_timezone=log_timezone,
             path=path,
             max_memory_mb=max_memory_mb,
+            guard=guard,
         )
     )
 
@@ -127,6 +142,7 @@ def stream_parts(
     log_timezone: str | None = None,
     path: CapturePath | None = None,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    guard: Guard = DEFAULT_GUARD,
 ) -> Parts:
     """parse_stream a chunk at a time, so its caller can write a big file's rows as they
     come: of a file parsed in chunks, yields each chunk's result but the last one's
@@ -139,22 +155,32 @@ def stream_parts(
     first = next(blocks, b"")
     method = compression(first)
     refused = missing_module(method)
-    if refused is not None:
-        source.drain()
-        result = ParseResult(kind="unknown", status=REJECTED)
-        result.reject_file(refused, lines=0)
-        return result, source.sha256()
     raw = itertools.chain([first], blocks)
-    decompressed = Decompressed(raw, method) if method else None
     budget = Budget.of(max_memory_mb)
-    lines = LineStream(decompressed if decompressed is not None else raw, budget.longest_line)
-    chunks = Chunks(iter(lines), budget.chunk_chars)
-    result = yield from _parse_chunks(relative, chunks, lines, path, path_pattern, log_timezone)
+    with tempfile.SpooledTemporaryFile(max_size=budget.chunk_chars // SPOOL_SHARE) as spool:
+        verified = None
+        if method is not None and refused is None:
+            verified = Verified(raw, method, guard, spool)
+            refused = verified.refused
+        if refused is not None:
+            source.drain()
+            result = ParseResult(kind="unknown", status=REJECTED)
+            result.reject_file(refused, lines=0)
+            return result, source.sha256()
+        lines = LineStream(verified.text() if verified is not None else raw, budget.longest_line)
+        chunks = Chunks(iter(lines), budget.chunk_chars)
+        result = yield from _parse_chunks(relative, chunks, lines, path, path_pattern, log_timezone)
     source.drain()
-    if decompressed is not None:
+    problem = verified.problem if verified is not None else None
+    if verified is not None:
         result.notes[f"read {method}-compressed"] += 1
-        if decompressed.problem is not None:
-            _damaged(result, chunks, lines, decompressed.problem)
+        if problem is not None:
+            _damaged(result, problem)
+    if lines.unterminated and chunks.last_line is not None and result.lines:
+        _unterminated(result, chunks.last_line, problem)
+    if verified is not None and verified.check.unchecked and result.status == OK:
+        result.status = UNVERIFIED
+        result.notes[UNCHECKED_FRAMES] += verified.check.unchecked
     return result, source.sha256()
 
 
@@ -283,23 +309,42 @@ def _parse_first(
     return result, (parser, context)
 
 
-def _damaged(result: ParseResult, chunks: Chunks, stream: LineStream, problem: str) -> None:
-    """A compressed stream cut or damaged: the lines read before stay, the file is
-    incomplete, and one quarantine row for the file (standing for no line) names the
-    damage; its last line, cut where the stream stopped being readable, has its rows
-    quarantined. Nothing readable at all: the file is rejected with that reason."""
-    if result.lines == 0:  # not "empty": nothing of it could be read
-        result.status, result.quarantine, result.notes = REJECTED, [], Counter()
-        result.reject_file(problem, lines=0)
-        return
-    if result.status == OK:
+def _damaged(result: ParseResult, problem: str) -> None:
+    """A compressed stream cut or damaged: the lines of its verified part stay, the file
+    is incomplete (a capture that was there, lost in part or whole), and one quarantine
+    row for the file (standing for no line) names the damage."""
+    if result.lines == 0:  # not "empty": nothing of it could be verified
+        result.quarantine, result.notes, result.status = [], Counter(), INCOMPLETE
+    elif result.status == OK:
         result.status = INCOMPLETE
-    if stream.unterminated and chunks.last_line is not None:
-        result.quarantine_lines({result.lines: chunks.last_line[:500]}, problem)
     if result.file_reason is None:
         result.reject_file(problem, lines=0)
     else:
         result.notes[problem] += 1
+
+
+def _unterminated(result: ParseResult, last_line: str, problem: str | None) -> None:
+    """The last line without its line end is cut (a file still being written, a copy
+    cut short, a damaged stream's verified part ending mid-line): its rows are
+    quarantined, in every tabular view, whose last value a cut shortens unseen. Only
+    the 3.8/3.9 offsets view ends its last row so as printed (ParseResult.open_end),
+    when the file shows that layout. A log line ends with its `(logger)` and a JSON
+    line with its closing brace: their readers quarantine a cut one themselves, and a
+    whole one may end a file (JSON Lines allows it)."""
+    if problem is None and (result.open_end or result.kind in ENDS_ITSELF):
+        return
+    reason = f"cut where the verified part ends ({problem})" if problem else UNTERMINATED
+    result.quarantine_lines({result.lines: last_line[:SHOWN_CHARS]}, reason)
+
+
+UNTERMINATED = (
+    "last line without its line end: cut short (a file still being written or copied), "
+    "its rows not stored; a 3.8/3.9 offsets view of one group ends so too, and cannot "
+    "be told from a cut"
+)
+ENDS_ITSELF = ("coordinator_log", "jsonl")
+UNCHECKED_FRAMES = "zstd frames without a checksum (their rows cannot be verified)"
+SPOOL_SHARE = 16  # a compressed file's stored bytes held in memory: 1/16 of a chunk
 
 
 PARSERS: dict[str, Parser] = {

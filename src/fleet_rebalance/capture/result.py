@@ -24,6 +24,12 @@ OK, FAILED_CAPTURE, REJECTED = "ok", "failed_capture", "rejected"
 INCOMPLETE = "incomplete"
 # A file ingest cannot or must not read (a FIFO, a link out of raw_root, unreadable).
 SKIPPED = "skipped"
+# Read whole, from zstd frames without a checksum: complete, but nothing could verify
+# their bytes (a flipped byte decodes to other rows); its rows are stored as read.
+UNVERIFIED = "unverified"
+# Statuses whose rows are the whole file as read (a members file quarantining a line
+# becomes incomplete).
+READ_WHOLE = (OK, UNVERIFIED)
 
 
 @dataclass
@@ -52,6 +58,9 @@ class ParseResult:
     # Groups the exporter says it failed to capture (jsonl `capture_error`), with its
     # error: a gap for each at that capture, no rows (capture/jsonl.py).
     failed_groups: dict[str, str] = field(default_factory=dict)
+    # The file shows the 3.8/3.9 offsets layout, whose last row ends without a newline
+    # as printed (FORMATS 1.2): its last line is no cut for wanting one.
+    open_end: bool = False
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self.rows.setdefault(table, []).append(row)

@@ -30,7 +30,7 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, OK
+from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, READ_WHOLE
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze, silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
@@ -44,6 +44,9 @@ log = logging.getLogger("fleet_rebalance.replay")
 KEY = ["cluster", "group_id", "captured_at"]
 JSONL = "jsonl"  # ingested_files.kind of a programmatic exporter's snapshots
 COORDINATOR_LOG = "coordinator_log"  # ingested_files.kind of a broker's server.log
+# The statuses of the files whose rows the replay reads: an incomplete one's groups that
+# lost lines are gaps (gap_keys).
+REPLAYED = (*READ_WHOLE, INCOMPLETE)
 
 
 def run(
@@ -126,7 +129,7 @@ def log_coverage(spark: SparkSession, config: Config, run_date: dt.date) -> dict
         _table(spark, config, "ingested_files", days)
         .where(
             (F.col("kind") == COORDINATOR_LOG)
-            & F.col("status").isin(OK, INCOMPLETE)
+            & F.col("status").isin(*REPLAYED)
             & F.col("captured_at").isNotNull()
         )
         .select("cluster", hour.alias("hour"))
@@ -185,9 +188,11 @@ def capture_keys(spark: SparkSession, config: Config, run_date: dt.date) -> Data
     days = _replayed_days(run_date)
     files = _table(spark, config, "ingested_files", days)
     members_files = files.where(
-        (F.col("kind") == MEMBERS) & F.col("status").isin(OK, INCOMPLETE)
+        (F.col("kind") == MEMBERS) & F.col("status").isin(*REPLAYED)
     ).select("cluster", "captured_at")
-    exports = files.where((F.col("kind") == JSONL) & (F.col("status") == OK)).select(
+    # A jsonl snapshot is its group's whole capture or nothing (capture/jsonl.py): an
+    # incomplete export (a damaged stream) is a gap for the groups it lost, no more.
+    exports = files.where((F.col("kind") == JSONL) & F.col("status").isin(*REPLAYED)).select(
         F.col("path").alias("source_file")
     )
     with_members = _members(spark, config, days).where(F.col("consumer_id").isNotNull())

@@ -66,6 +66,13 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: ParseCon
             headers[index] = header
             note_unknown(header, result)
     result.structural += int(blank.sum()) + len(headers)
+    # 3.8/3.9 print each offsets line as "\n" + line (FORMATS 1.2): a block's header
+    # follows the last row above it with no blank line, and the file's last row ends
+    # without a newline as printed.
+    result.open_end |= any(
+        h > 0 and header.view == OFFSETS_VIEW and not blank[h - 1] and not is_header[h - 1]
+        for h, header in headers.items()
+    )
     warned = pc.match_substring(stripped, "is rebalancing.").to_numpy(zero_copy_only=False)
     result.rebalancing = {
         group

@@ -24,7 +24,7 @@ from fleet_rebalance.capture.bronze_batches import (
     capture_batches,
     parse_file_parts,
 )
-from fleet_rebalance.capture.compressed import opened_head
+from fleet_rebalance.capture.compressed import Guard, opened_head
 from fleet_rebalance.capture.parse import text_kind
 from fleet_rebalance.capture.result import OFFSETS
 from fleet_rebalance.capture.store import RawFile
@@ -82,6 +82,7 @@ def parse_captures(
         path_pattern=config.capture.path_pattern,
         log_timezone=config.capture.log_timezone,
         max_memory_mb=config.capture.max_memory_mb,
+        guard=Guard.of(config.capture.max_inflated_mb, config.capture.max_inflation_ratio),
         writes=writes,
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
@@ -164,6 +165,7 @@ def parse_partition(
     path_pattern: str,
     log_timezone: str,
     max_memory_mb: int,
+    guard: Guard,
     writes: dict[str, TaskWrite],
 ) -> Iterator[pa.RecordBatch]:
     """Every table's rows go to this task's files of `writes`; what leaves the task is
@@ -175,6 +177,7 @@ def parse_partition(
         path_pattern=path_pattern,
         log_timezone=log_timezone,
         max_memory_mb=max_memory_mb,
+        guard=guard,
     )
     reports: list[tuple[str, str]] = []
     try:
