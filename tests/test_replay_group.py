@@ -6,9 +6,11 @@ import datetime as dt
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from fleet_rebalance.pipeline import silver
+from fleet_rebalance.replay.arrow_io import frame_of
 from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.replay.history import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
@@ -146,3 +148,36 @@ def test_a_capture_that_repeats_the_previous_one_is_not_a_new_snapshot():
     out = run(captures, lags)
     events = out[out["_table"] == "rebalance_events"]
     assert events["trigger"].tolist() == ["initial", "partitions_added"]
+
+
+MAX64 = (1 << 63) - 1
+
+
+def test_lags_at_int64s_edge_are_replayed_exactly_and_a_sum_past_it_is_null():
+    """Given a group of one member owning two partitions whose lags are 2^63 - 1 and
+    unknown at its first capture, then 2^63 - 1 and 1 at its second (lags handed over as
+    Arrow gives them: nullable int64, which numpy would make float64), Then lag_total is
+    2^63 - 1 exactly at the first (never 2^63 or -2^63) and null at the second, whose
+    sum passes int64: a long column holds no more. Expected: MAX64, then None."""
+    first, second = at(20, 0), at(20, 20)
+    captures = [member_row(first, "c1", [0, 1]), member_row(second, "c2", [0, 1])]
+    lags = pa.table(
+        {
+            "captured_at": pa.array([first, first, second, second], pa.timestamp("ns")),
+            "topic": ["orders"] * 4,
+            "partition": pa.array([0, 1, 0, 1], pa.int32()),
+            "lag": pa.array([MAX64, None, MAX64, 1], pa.int64()),
+        }
+    )
+    out = replay_group(
+        ("c", "g"),
+        pd.DataFrame(captures),
+        frame_of(lags, exact=True),
+        run_date=DAY,
+        assignors=["observed"],
+        topic_history={},
+        columns=COLUMNS,
+    )
+    metrics = out[out["_table"] == "replay_metrics"].sort_values("event_seq")
+    assert metrics["lag_total"].tolist() == [MAX64, None]
+    assert metrics["lag_max_member"].tolist() == [MAX64, None]

@@ -10,13 +10,11 @@ declared assignor's replay of every generation), so the two tables agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
-import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.metrics.arrow_rows import Rows, map_rows
 from fleet_rebalance.metrics.attention import (
     DOUBLE_OWNED_COLUMN,
     ORPHANED_COLUMN,
@@ -118,7 +116,6 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
         "generations_logged", F.coalesce("generations_logged", F.lit(0))
     )
     rated = ("severity", "attention")
-    columns = [f.name for f in schema.fields]
     findings = [
         (F.col(c) if c in joined.columns else F.lit(None)).cast("array<string>").alias(c)
         for c in (DOUBLE_OWNED_COLUMN, ORPHANED_COLUMN)
@@ -130,14 +127,12 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
         *findings,
     )
 
-    def rate(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for frame in batches:
-            verdicts = [attention(row, limits) for row in frame.to_dict("records")]
-            frame["severity"] = [severity for severity, _ in verdicts]
-            frame["attention"] = [reasons for _, reasons in verdicts]
-            yield frame[columns]
+    def rate(rows: Rows) -> Rows:
+        for row in rows:
+            row["severity"], row["attention"] = attention(row, limits)
+        return rows
 
-    return prepared.mapInPandas(rate, schema)
+    return map_rows(prepared, rate, schema)
 
 
 def _ownership(audit: DataFrame) -> DataFrame:

@@ -1,16 +1,16 @@
 """`protocol_migration_plan`: every classic group of the date with its blockers, the
 replayed effect of uniform against what it runs now, a readiness verdict and its wave
 (rules in migration_rules.py). Built from the date's written group_health, stickiness and
-skew and its bronze captures and logs; fleet-wide, so one pandas call per date ranks it.
+skew and its bronze captures and logs; fleet-wide, so one Arrow call per date ranks it.
 """
 
 from __future__ import annotations
 
-import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.metrics.arrow_rows import Rows, grouped_rows
 from fleet_rebalance.metrics.migration_rules import (
     PREREQUISITES,
     TARGET_ASSIGNOR,
@@ -73,17 +73,11 @@ def migration_plan(
         .join(replayed, KEYS, "left")
         .join(spread, KEYS, "left")
     )
-    columns = [f.name for f in schema.fields]
-
-    def plan(frame: pd.DataFrame) -> pd.DataFrame:
-        return plan_rows(frame)[columns]
-
-    return facts.groupBy("date").applyInPandas(plan, schema)
+    return grouped_rows(facts, ["date"], plan_rows, schema)
 
 
-def plan_rows(frame: pd.DataFrame) -> pd.DataFrame:
+def plan_rows(records: Rows) -> Rows:
     """The plan's rows for one date's classic groups (the facts `migration_plan` joins)."""
-    records = frame.astype(object).where(frame.notna(), None).to_dict("records")
     judged = [(_facts(r), r) for r in records]
     order = ranked((facts, verdict(facts)) for facts, _ in judged)
     rows = []
@@ -106,7 +100,7 @@ def plan_rows(frame: pd.DataFrame) -> pd.DataFrame:
                 "reason": v.reason,
             }
         )
-    return pd.DataFrame(rows)
+    return rows
 
 
 def _facts(r: dict) -> GroupFacts:
@@ -119,12 +113,8 @@ def _facts(r: dict) -> GroupFacts:
         static_members=int(r.get("static_members") or 0),
         rebalances=int(r.get("rebalances") or 0),
         generations_logged=int(r.get("generations_logged") or 0),
-        paused_partitions_now=_int(r.get("paused_partitions_now")),
-        paused_partitions_uniform=_int(r.get("paused_partitions_uniform")),
+        paused_partitions_now=r.get("paused_partitions_now"),
+        paused_partitions_uniform=r.get("paused_partitions_uniform"),
         paused_seconds_now=r.get("paused_partition_seconds_now"),
         paused_seconds_uniform=r.get("paused_partition_seconds_uniform"),
     )
-
-
-def _int(value: object) -> int | None:
-    return None if value is None else int(value)  # type: ignore[call-overload]

@@ -31,16 +31,15 @@ reason to change an assignor, let alone a protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import StructType
 
 from fleet_rebalance.metrics import changes
 from fleet_rebalance.metrics import recommendation_text as text
+from fleet_rebalance.metrics.arrow_rows import map_rows
 from fleet_rebalance.metrics.changes import Limits
 from fleet_rebalance.metrics.protocols import (
     CLASSIC,
@@ -396,24 +395,12 @@ def final_changes(
         F.collect_list(F.struct("topic", "partition", "offset", "lag", "since")).alias("_stuck")
     )
     joined = recommended.join(events, GROUP, how="left").join(stalled, GROUP, how="left")
-    columns = [f.name for f in schema.fields]
-
-    def decide(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for frame in batches:
-            rows = [_decided(row, limits) for row in frame.to_dict("records")]
-            yield pd.DataFrame(rows, columns=columns)
-
-    return joined.mapInPandas(decide, schema)
-
-
-def _items(value: Any) -> list:
-    """An array column's value in a pandas row: a sequence, or None (NaN) for null."""
-    return [] if value is None or isinstance(value, float) else list(value)
+    return map_rows(joined, lambda rows: [_decided(row, limits) for row in rows], schema)
 
 
 def _decided(row: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    events = [dict(e) for e in _items(row.pop("_events", None))]
-    stuck = [dict(s) for s in _items(row.pop("_stuck", None))]
+    events = row.pop("_events", None) or []
+    stuck = row.pop("_stuck", None) or []
     change = changes.decide(row, events, stuck, limits)
     changed_assignor = change.pop("changed_assignor")
     was = row["change_kind"]

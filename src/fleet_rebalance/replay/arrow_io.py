@@ -30,16 +30,20 @@ def replay_group_arrow(
     """The silver rows of one (cluster, group_id), in `schema` (the silver union's);
     `replay`: replay_rows' other keywords."""
     plain = tuple(k.as_py() for k in key)
-    rows = replay_rows(plain, frame_of(captures), frame_of(lags), run_date=run_date, **replay)
+    rows = replay_rows(
+        plain, frame_of(captures), frame_of(lags, exact=True), run_date=run_date, **replay
+    )
     try:
         return table_of(rows, schema)
     except (pa.ArrowException, TypeError, ValueError) as exc:  # a row Arrow cannot hold
         return table_of([error_row(plain, run_date, exc)], schema)
 
 
-def frame_of(table: pa.Table) -> pd.DataFrame:
+def frame_of(table: pa.Table, *, exact: bool = False) -> pd.DataFrame:
     """As applyInPandas hands a group over with a UTC session: instants as naive UTC
-    datetime64[ns], arrays as numpy arrays, nulls as None (NaN in float columns)."""
+    datetime64[ns], arrays as numpy arrays, nulls as None (NaN in float columns).
+    `exact`: 64-bit integer columns as pandas' nullable Int64 (offsets and lags: with
+    a null, numpy would make them float64, exact only up to 2^53)."""
     columns = [
         column.cast(pa.timestamp(column.type.unit))
         if pa.types.is_timestamp(column.type) and column.type.tz is not None
@@ -47,7 +51,9 @@ def frame_of(table: pa.Table) -> pd.DataFrame:
         for column in table.columns
     ]
     return pa.table(columns, names=table.column_names).to_pandas(
-        date_as_object=True, coerce_temporal_nanoseconds=True
+        date_as_object=True,
+        coerce_temporal_nanoseconds=True,
+        types_mapper={pa.int64(): pd.Int64Dtype()}.get if exact else None,
     )
 
 

@@ -146,12 +146,8 @@ class LagIndex:
         self._times = times[order]
         self._topics = topic_names.to_numpy(dtype=object)[topic_codes[order]]
         self._partitions = partitions[order]
-        self._lags = lags["lag"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
-        if "log_end_offset" in lags:
-            ends = lags["log_end_offset"].to_numpy(dtype=np.float64, na_value=np.nan)[order]
-        else:
-            ends = np.empty(0)
-        self._ends = ends
+        self._lags = _exact(lags["lag"], order)
+        self._ends = _exact(lags["log_end_offset"], order) if "log_end_offset" in lags else None
         self.topics = set(topic_names)
         self.highest: dict[np.datetime64, dict[str, int]] = {}
         if len(order):
@@ -164,30 +160,39 @@ class LagIndex:
                 self.highest.setdefault(at, {})[topic] = int(partition) + 1
 
     def lags_at(self, at: dt.datetime) -> dict[TopicPartition, int]:
-        return self._at(self._lags, at)
+        return self._at(*self._lags, at)
 
     def rates(self, opens: dt.datetime, closes: dt.datetime) -> dict[TopicPartition, float]:
         """Messages per second produced into each partition between two captures: its
         log-end offset's slope (partitions whose log end went back are left out)."""
         seconds = (closes - opens).total_seconds()
-        if seconds <= 0 or not len(self._ends):
+        if seconds <= 0 or self._ends is None:
             return {}
-        before, after = self._at(self._ends, opens), self._at(self._ends, closes)
+        before, after = self._at(*self._ends, opens), self._at(*self._ends, closes)
         return {
             tp: (end - before[tp]) / seconds
             for tp, end in after.items()
             if tp in before and end >= before[tp]
         }
 
-    def _at(self, values: np.ndarray, at: dt.datetime) -> dict[TopicPartition, int]:
+    def _at(
+        self, values: np.ndarray, known: np.ndarray, at: dt.datetime
+    ) -> dict[TopicPartition, int]:
         when = np.datetime64(at, "ns")
         lo = int(np.searchsorted(self._times, when, side="left"))
         hi = int(np.searchsorted(self._times, when, side="right"))
-        found = values[lo:hi]
-        known = ~np.isnan(found)
+        known = known[lo:hi]
         topics, partitions = self._topics[lo:hi][known], self._partitions[lo:hi][known]
         keys = map(TopicPartition, topics.tolist(), partitions.tolist())
-        return dict(zip(keys, found[known].astype(np.int64).tolist(), strict=True))
+        return dict(zip(keys, values[lo:hi][known].tolist(), strict=True))
+
+
+def _exact(column: pd.Series, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An offsets column as int64 values and where they are known, in `order`: never
+    through float64, which holds integers exactly only up to 2^53 (a lag of 2^63 - 1
+    would come back as -2^63)."""
+    known = column.notna().to_numpy(dtype=bool)
+    return column.fillna(0).to_numpy(dtype=np.int64)[order], known[order]
 
 
 SNAPSHOT_COLUMNS = (

@@ -55,7 +55,9 @@ def event_metrics(
         seconds = paused * duration_ms / 1000
         paused_set = universe if eager else [tp for tp in universe if tp not in kept_set]
         if rates:  # unknown (no log-end offsets around it) is not 0
-            delayed = round(sum(rates.get(tp, 0.0) for tp in paused_set) * duration_ms / 1000)
+            delayed = int64_or_none(
+                round(sum(rates.get(tp, 0.0) for tp in paused_set) * duration_ms / 1000)
+            )
     revoked = sum(1 for tp, m in before.items() if m in current) if eager else reassigned
     counts = [len(next_.get(m, ())) for m in current]
     lag_of = lags.get
@@ -80,10 +82,19 @@ def event_metrics(
         "count_min": min(counts) if counts else 0,
         "count_max": max(counts) if counts else 0,
         "count_spread": (max(counts) - min(counts)) if counts else 0,
-        "lag_total": total,
-        "lag_max_member": max(member_lags) if member_lags else 0,
+        "lag_total": int64_or_none(total),
+        "lag_max_member": int64_or_none(max(member_lags)) if member_lags else 0,
         "lag_skew": (max(member_lags) / mean) if total > 0 else None,
     }
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+def int64_or_none(value: int) -> int | None:
+    """A sum of lags as its long column holds it: null when past int64 (each lag is
+    one, their sum need not be), never wrapped nor rounded."""
+    return value if -INT64_MAX - 1 <= value <= INT64_MAX else None
 
 
 def differing_partitions(
