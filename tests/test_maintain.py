@@ -254,6 +254,44 @@ def run_job_script(monkeypatch, spark, warehouse: str, argv: list[str]) -> int:
     return caught.value.code
 
 
+def _file(path: Path, data: bytes, days_old: float = 0) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    when = path.stat().st_mtime - days_old * 86_400
+    os.utime(path, (when, when))
+    return path
+
+
+def test_a_table_without_a_commit_loses_its_files_past_the_retention(spark, tmp_path):
+    """Given a warehouse where the first write of `offsets` failed before its commit 10
+    days ago (its tasks' Parquet files and an abort's tombstone left, no _delta_log),
+    one of `members` failed an hour ago, and a reports directory, When maintain runs
+    with a 7-day retention, Then the old files are removed with the table's directory,
+    the recent ones stay (a first write still running may own them), and the reports
+    are not touched. Expected: one line per such table with the counts."""
+    root = tmp_path / "wh"
+    old = [
+        _file(root / "offsets" / "capture_date=2026-11-20" / f"part-{i}.parquet", b"x" * 10, 10)
+        for i in range(6)
+    ]
+    tombstone = _file(root / "offsets" / "_fleet_aborted" / "write-1", b"", 10)
+    recent = _file(root / "members" / "capture_date=2026-11-20" / "part-0.parquet", b"y", 1 / 24)
+    stale = _file(root / "members" / "capture_date=2026-11-19" / "part-0.parquet", b"zz", 9)
+    report = _file(root / "reports" / "2026-11-10.html", b"<html>", 10)
+    lines = maintain.run(spark, Config(warehouse=str(root)), 7)
+    assert not any(path.exists() for path in [*old, tombstone, stale])
+    assert not (root / "offsets").exists()
+    assert recent.exists() and report.exists()
+    assert lines == [
+        f"maintain {root}: 0 tables, retention 7 days",
+        "members: no commit yet (a first write that failed): removed 1 uncommitted files "
+        "(2 B) older than 7 days, kept 1 newer",
+        "offsets: no commit yet (a first write that failed): removed 7 uncommitted files "
+        "(60 B) older than 7 days, kept 0 newer",
+        "total: files 0 -> 0, vacuumed 0 files (0 B)",
+    ]
+
+
 def test_the_job_refuses_a_short_retention_in_one_line(spark, long_run, monkeypatch, capsys):
     assert run_job_script(monkeypatch, spark, long_run.warehouse, ["--retain-days", "1"]) == 2
     out, err = capsys.readouterr()

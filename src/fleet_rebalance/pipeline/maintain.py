@@ -1,5 +1,7 @@
 """maintain: every Delta table in the warehouse compacted, vacuumed past the retention
-and checkpointed (the storage engine's optimize.py), a line per table on stdout.
+and checkpointed (the storage engine's optimize.py), a line per table on stdout. A job
+table with files but no commit yet (its first write failed) has its files older than
+the retention removed (storage/uncommitted.py), as VACUUM would.
 
 The retention is checked first against the longest run the warehouse records: a run
 still going when VACUUM runs must find the version it started from, and its files not
@@ -19,11 +21,15 @@ from pyspark.sql import SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.errors import UsageError
+from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.storage.history import Maintained
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.maintain")
 DAY = dt.timedelta(days=1)
+# The tables the jobs write: a directory of one of these names without a commit is the
+# remains of its first write; nothing else under the warehouse (the reports) is touched.
+JOB_TABLES = (*bronze.TABLES, *silver.TABLES, *gold.TABLES)
 
 
 @dataclass(frozen=True)
@@ -37,8 +43,9 @@ def run(spark: SparkSession, config: Config, retain_days: int) -> list[str]:
     """Maintains every table under the warehouse; returns the summary's lines. Raises
     UsageError when `retain_days` is shorter than the longest run."""
     warehouse = Warehouse(spark, config.warehouse)
-    names = warehouse.tables()
-    if not names:
+    uncommitted = sorted(warehouse.without_commit(JOB_TABLES))
+    names = [name for name in warehouse.tables() if name not in uncommitted]
+    if not names and not uncommitted:
         log.warning("no Delta table under %s: nothing to maintain", config.warehouse)
         return [f"maintain {config.warehouse}: no Delta table"]
     longest = longest_run(spark, warehouse, names)
@@ -49,6 +56,15 @@ def run(spark: SparkSession, config: Config, retain_days: int) -> list[str]:
         f"retention {retain_days} days"
         + (f" (longest run {duration_text(longest.length)})" if longest else "")
     ]
+    for name in uncommitted:
+        removed = warehouse.remove_uncommitted(name, retention)
+        line = (
+            f"{name}: no commit yet (a first write that failed): removed {removed.files} "
+            f"uncommitted files ({size_text(removed.size)}) older than {retain_days} days, "
+            f"kept {removed.kept} newer"
+        )
+        log.info("table %s", line)
+        lines.append(line)
     done: list[Maintained] = []
     for name in names:
         result = warehouse.maintain(name, retention)

@@ -24,6 +24,11 @@ from fleet_rebalance.storage.engine import RunContext, StorageEngine
 from fleet_rebalance.storage.history import DELTA_LOG, Commit, Maintained, delta_tables
 from fleet_rebalance.storage.partitions import partition_strings
 from fleet_rebalance.storage.task_writes import TaskWrite
+from fleet_rebalance.storage.uncommitted import (
+    Removed,
+    has_files_without_commit,
+    remove_uncommitted,
+)
 from fleet_rebalance.storage.writes import plan_write, write_frame
 
 # replace_date's files hold about this many rows: a write task per shuffle partition
@@ -80,6 +85,14 @@ class Warehouse:
     def history(self, name: str) -> list[Commit]:
         """The versions the table's log still holds, newest first."""
         return self.engine.history(self.root.child(name))
+
+    def without_commit(self, names: Sequence[str]) -> list[str]:
+        """Those of `names` whose directory holds files but no commit (uncommitted.py)."""
+        return [n for n in names if has_files_without_commit(self.root.child(n))]
+
+    def remove_uncommitted(self, name: str, retention: dt.timedelta) -> Removed:
+        """A table without a commit: its files older than `retention` removed."""
+        return remove_uncommitted(self.root.child(name), retention)
 
     def maintain(self, name: str, retention: dt.timedelta) -> Maintained:
         """Compact, vacuum past `retention` and checkpoint one table; its commits carry
