@@ -43,6 +43,7 @@ from fuzz_support import (
     KINDS,
     LINES,
     LONGEST,
+    NUMBER_SPELLINGS,
     SEEDS,
     TEST_LONGEST,
     VALUE,
@@ -146,7 +147,7 @@ class Tally:
 
     def add(self, kind: str, variant: Variant, problems: list[Problem]) -> None:
         self.variants[kind] += 1
-        names = {what.split("(", 1)[0] for what in variant.mutations}
+        names = {mutation_name(what) for what in variant.mutations}
         self.mutations.update(names)
         if problems:
             self.mutation_hits.update(names)
@@ -159,6 +160,16 @@ class Tally:
                 failure.kind, failure.problem, failure.variant = kind, problem, variant
             failure.count += 1
             failure.kinds[kind] += 1
+
+
+def mutation_name(what: str) -> str:
+    """A mutation as the tally counts it: its function's name, and for replace_number
+    the spelling it put in (`replace_number 2^63-1`: issue 56's numeric edges)."""
+    name = what.split("(", 1)[0]
+    if name == "replace_number":
+        spelled = next((n for n, _ in NUMBER_SPELLINGS if what.endswith(f" {n})")), None)
+        return f"{name} {spelled}" if spelled else name
+    return name
 
 
 def seed_checks(worker: Worker) -> dict[str, set[str]]:

@@ -44,7 +44,6 @@ from fuzz_support import (
     check_variant,
     mutate,
     physical_lines,
-    quarantine_forms,
     run_capture,
 )
 from sample_tables import sample_table
@@ -366,23 +365,14 @@ def check_compressed(variant: Derived) -> list[Problem]:
     whole_rows = [q for q in target.rows.get("quarantine", []) if q["line_number"] is None]
     if not whole_rows and target.summary and target.summary["status"] != REJECTED:
         problems.append(Problem(LINES, "cut compressed file without a reason", "no file row"))
-    lines = physical_lines(plain)
     if target.summary is not None and target.summary["status"] != REJECTED:
-        target = _without_file_rows(target, lines)
+        target = _without_file_rows(target)
     return problems + check_file(plain, target)
 
 
-def _without_file_rows(target: FileOutputs, lines: list[str]) -> FileOutputs:
-    """The outputs without the damage's file row; the cut last line's quarantine row
-    shown whole (it is capped at 500 characters)."""
-    quarantine = []
-    for q in target.rows.get("quarantine", []):
-        if q["line_number"] is None:
-            continue
-        if q["line_number"] == len(lines):
-            forms = quarantine_forms(lines[-1], len(lines))
-            q = {**q, "line": next((f for f in forms if f.startswith(q["line"])), q["line"])}
-        quarantine.append(q)
+def _without_file_rows(target: FileOutputs) -> FileOutputs:
+    """The outputs without the damage's file row."""
+    quarantine = [q for q in target.rows.get("quarantine", []) if q["line_number"] is not None]
     return dataclasses.replace(target, rows={**target.rows, "quarantine": quarantine})
 
 

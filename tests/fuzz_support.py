@@ -604,6 +604,15 @@ def _json_lines(data: bytes) -> list[tuple[int, Any]]:
     return found
 
 
+def _dumped(snapshot: Any) -> bytes:
+    """A snapshot as one JSON line: UTF-8 as the exporters write it, or with escapes
+    where a string holds a lone surrogate (json_lone_surrogate's), which UTF-8 cannot."""
+    try:
+        return json.dumps(snapshot, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(snapshot).encode()
+
+
 def json_confuse(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
     """A value anywhere in a snapshot replaced by one of another JSON type."""
     snapshots = _json_lines(data)
@@ -612,7 +621,7 @@ def json_confuse(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
     i, snapshot = _pick(chooser, snapshots)
     path = _pick(chooser, list(_paths(snapshot))[1:] or [()])
     new = _pick(chooser, CONFUSIONS)
-    text = json.dumps(_replace_at(snapshot, path, new), ensure_ascii=False).encode()
+    text = _dumped(_replace_at(snapshot, path, new))
     return _edit_line(data, i, lambda _: text), f"json_confuse(line {i + 1} {list(path)}={new!r})"
 
 
@@ -655,7 +664,7 @@ def json_drop_key(data: bytes, chooser: Chooser) -> tuple[bytes, str]:
     for key in path[:-1]:
         original = original[key]
     kept = {k: v for k, v in original.items() if k != path[-1]}
-    text = json.dumps(_replace_at(snapshot, path[:-1], kept), ensure_ascii=False).encode()
+    text = _dumped(_replace_at(snapshot, path[:-1], kept))
     return _edit_line(data, i, lambda _: text), f"json_drop_key(line {i + 1} {list(path)})"
 
 

@@ -13,7 +13,6 @@ from typing import Literal, TypeVar
 from fleet_rebalance.capture import tool_messages as msg
 from fleet_rebalance.capture.chunks import (
     DEFAULT_MAX_MEMORY_MB,
-    SHOWN_CHARS,
     Budget,
     Chunk,
     Chunks,
@@ -334,7 +333,7 @@ def _unterminated(result: ParseResult, last_line: str, problem: str | None) -> N
     if problem is None and (result.open_end or result.kind in ENDS_ITSELF):
         return
     reason = f"cut where the verified part ends ({problem})" if problem else UNTERMINATED
-    result.quarantine_lines({result.lines: last_line[:SHOWN_CHARS]}, reason)
+    result.quarantine_lines({result.lines: last_line}, reason)
 
 
 UNTERMINATED = (
