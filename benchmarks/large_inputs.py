@@ -39,6 +39,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# The bombs are built as the hostile tree's (tests/ is not a package: fuzz.py's way).
+sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
+
 MB = 1 << 20
 DAY = dt.date(2026, 11, 20)
 PATTERN = r"^(?P<cluster>[^/]+)/"
@@ -121,27 +124,14 @@ def write_offsets(path: Path, size: int, seed: int = 7) -> None:
             written += len(text)
 
 
-BOMBS = {  # name: (first member's text, the repeated member's text, members)
-    "bomb-zeros.gz": (b"", b"\0" * MB, 10 * 1024),
-    "bomb-newlines.gz": (b"", b"\n" * MB, 2 * 1024),
-    "bomb-rows.txt.gz": (
-        b"\nGROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n",
-        b"g t 0 10 12 2 c-1 /10.0.0.1 c\n" * (MB // 30),
-        1024,
-    ),
-}
-
-
 def write_bombs(directory: Path) -> list[Path]:
-    """BOMBS as files in `directory` (a capture's): each a few MB stored."""
+    """Issue 56's compression bombs (tests/hostile_units.py BOMBS) in `directory`."""
+    from hostile_units import BOMBS, bomb
+
     directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, (head, piece, members) in BOMBS.items():
-        member = gzip.compress(piece, compresslevel=9, mtime=0)
-        first = gzip.compress(head, mtime=0) if head else b""
-        path = directory / name
-        path.write_bytes(first + member * members)
-        paths.append(path)
+    paths = [directory / name for name in BOMBS]
+    for path, parts in zip(paths, BOMBS.values(), strict=True):
+        path.write_bytes(bomb(*parts))
     return paths
 
 

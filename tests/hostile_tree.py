@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,7 +98,9 @@ class Expected:
     `reason`: substrings of ingested_files.reason. `lines`: the file's physical line
     count as ingest must account for it (None for a file not read). `row_lines`: added
     lines that must become rows. `same_rows_as`: a clean file whose rows this file's
-    rows must equal (all columns but source_file)."""
+    rows must equal (all columns but source_file). `opened`: a file refused after it
+    was opened (a compression bomb: hashed, its kind unknown); by default a skipped or
+    rejected file is never opened."""
 
     status: str
     reason: tuple[str, ...] = ()
@@ -105,10 +108,16 @@ class Expected:
     lines: int | None = None
     row_lines: set[int] = field(default_factory=set)
     same_rows_as: str | None = None
+    opened: bool | None = None
 
     @property
     def read(self) -> bool:
+        """Whether rows may come from it."""
         return self.status not in (SKIPPED, REJECTED)
+
+    @property
+    def unopened(self) -> bool:
+        return not self.read if self.opened is None else not self.opened
 
 
 @dataclass
@@ -144,7 +153,6 @@ def copy_clean_tree(dest: Path, sample: Path = SAMPLE) -> Path:
 def build_hostile_tree(clean: Path, dest: Path) -> Manifest:
     """A copy of the clean tree `clean` at `dest`, with every hostile case added."""
     shutil.copytree(clean, dest, symlinks=True)
-    clean_files = {p.relative_to(clean).as_posix() for p in clean.rglob("*") if p.is_file()}
     builder = _Builder(dest)
     builder.offsets_numbers()
     builder.damaged_members()
@@ -156,9 +164,7 @@ def build_hostile_tree(clean: Path, dest: Path) -> Manifest:
     builder.utf16()
     builder.rtl_group()
     builder.coordinator_log()
-    untouched = clean_files - set(builder.changed) - {UTF16_OFFSETS}
-    for relative in untouched:
-        assert (clean / relative).read_bytes() == (dest / relative).read_bytes(), relative
+    untouched = unchanged(clean, dest, [*builder.changed, UTF16_OFFSETS])
     return Manifest(
         root=dest,
         files=builder.files,
@@ -175,6 +181,16 @@ def build_hostile_tree(clean: Path, dest: Path) -> Manifest:
         quarantined_text=builder.texts,
         skipped_cases=builder.skipped_cases,
     )
+
+
+def unchanged(clean: Path, dest: Path, changed: Iterable[str]) -> set[str]:
+    """The files of the clean tree that the hostile tree built from it holds as they
+    were: all but `changed`, checked byte for byte."""
+    files = {p.relative_to(clean).as_posix() for p in clean.rglob("*") if p.is_file()}
+    untouched = files - set(changed)
+    for relative in untouched:
+        assert (clean / relative).read_bytes() == (dest / relative).read_bytes(), relative
+    return untouched
 
 
 def physical_lines(data: bytes) -> list[str]:
@@ -200,7 +216,7 @@ def physical_lines(data: bytes) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _replace_token(line: str, index: int, value: str) -> str:
+def replace_token(line: str, index: int, value: str) -> str:
     """`line` with its index-th whitespace-separated value replaced, padding kept."""
     spans = [m.span() for m in re.finditer(r"[^ \t]+", line)]
     start, end = spans[index]
@@ -255,15 +271,15 @@ class _Builder:
         last = self.lines(NUMBERS_OFFSETS)[-1]
         partition, current = 2, 3
         cases = [
-            (_replace_token(last, partition, "2147483648"), ("PARTITION", "2147483648")),
+            (replace_token(last, partition, "2147483648"), ("PARTITION", "2147483648")),
             (
-                _replace_token(last, current, "9223372036854775808"),
+                replace_token(last, current, "9223372036854775808"),
                 ("CURRENT-OFFSET", "9223372036854775808"),
             ),
-            (_replace_token(last, partition, "+7"), ("PARTITION", "+7")),
-            (_replace_token(last, partition, "1_0"), ("PARTITION", "1_0")),
-            (_replace_token(last, partition, "\uff11"), ("PARTITION", "\uff11")),  # fullwidth 1
-            (_replace_token(last, partition, "\u0661"), ("PARTITION", "\u0661")),  # Arabic-Indic 1
+            (replace_token(last, partition, "+7"), ("PARTITION", "+7")),
+            (replace_token(last, partition, "1_0"), ("PARTITION", "1_0")),
+            (replace_token(last, partition, "\uff11"), ("PARTITION", "\uff11")),  # fullwidth 1
+            (replace_token(last, partition, "\u0661"), ("PARTITION", "\u0661")),  # Arabic-Indic 1
         ]
         self.expect_lines(NUMBERS_OFFSETS, cases)
 
