@@ -393,11 +393,18 @@ def _capture_members(members: DataFrame) -> DataFrame:
     chosen = per_file.groupBy(*GROUP_CAPTURE).agg(
         F.max_by(F.struct(*facts), F.struct("_assigns", "source_file")).alias("_chosen")
     )
-    assigned = F.flatten(F.transform("_chosen._holdings", lambda m: m["assignment"]))
+    # A partition held twice shows as a repeated hash of it. array_distinct over the
+    # structs themselves compares each with all before it (quadratic: a member holding
+    # 200,000 partitions took minutes); over longs it hashes. A collision can only add a
+    # capture to look at: ownership_rules.partition_captures decides on the partitions.
+    held = F.transform(
+        F.flatten(F.transform("_chosen._holdings", lambda m: m["assignment"])),
+        lambda tp: F.xxhash64(tp["topic"], tp["partition"]),
+    )
     return chosen.select(
         *GROUP_CAPTURE,
         *[F.col(f"_chosen.{name}").alias(name) for name in facts],
-        (F.size(assigned) > F.size(F.array_distinct(assigned))).alias("_held_twice"),
+        (F.size(held) > F.size(F.array_distinct(held))).alias("_held_twice"),
     ).where(F.col("listed_members") > 0)
 
 
