@@ -364,8 +364,13 @@ SILVER: dict[str, TableDoc] = {
             "count_min": "Fewest partitions any member owns (0 for a member with none).",
             "count_max": "Most partitions any member owns.",
             "count_spread": "count_max - count_min.",
-            "lag_total": "Sum of captured lag over the group's partitions, in messages.",
-            "lag_max_member": "Largest member lag (sum of its partitions' lag), in messages.",
+            "lag_total": (
+                "Sum of captured lag over the group's partitions, in messages; null past "
+                "2^63 - 1 (each lag is a long, their sum need not be)."
+            ),
+            "lag_max_member": (
+                "Largest member lag (sum of its partitions' lag), in messages; null past 2^63 - 1."
+            ),
             "lag_skew": (
                 "Largest member lag / mean member lag (1.0 = even); null when total lag is 0."
             ),
