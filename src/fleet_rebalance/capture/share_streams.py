@@ -154,12 +154,6 @@ def number(values: dict[str, str], column: str, bits: int = INT64) -> int | None
     text = values.get(column)
     if text is None or text in (MISSING, ""):  # "": pre-release streams LEADER-EPOCH
         return None
-    return _checked(text, column, bits)
-
-
-def _checked(text: str, column: str, bits: int) -> int:
-    """parse_int's number, its NumberError a RowProblem (quarantined, never raised
-    out of the parse)."""
     try:
         return parse_int(text, column, bits)
     except NumberError as exc:
@@ -211,11 +205,8 @@ def offsets_row(values: dict[str, str]) -> dict[str, Any]:
 
 
 def _offset(values: dict[str, str], column: str) -> int | None:
-    """An offset or lag column: `-` for unknown, never negative."""
-    try:
-        return not_negative(number(values, column), column)
-    except NumberError as exc:
-        raise RowProblem(str(exc)) from None
+    """An offset or lag column: `-` for unknown, never negative (NumberError)."""
+    return not_negative(number(values, column), column)
 
 
 def share_member(values: dict[str, str]) -> dict[str, Any]:
@@ -285,7 +276,7 @@ def parse_tasks(text: str) -> list[dict[str, Any]]:
         if kind is None or match is None:
             raise RowProblem(f"not a task list `KIND: sub:[p,...]; ...`: {text[:80]!r}")
         for part in match.group("parts").split(","):
-            partition = _checked(part, "task partition", INT32)
+            partition = parse_int(part, "task partition", INT32)  # NumberError past 2^31
             tasks.append({"kind": kind, "subtopology": match.group("sub"), "partition": partition})
         pending = False
     if pending:
