@@ -371,7 +371,8 @@ SILVER: dict[str, TableDoc] = {
             ),
             "conforms": (
                 "Whether the observed assignment equals what the group's declared assignor "
-                "produces; null where not applicable."
+                "produces, as the group's leader runs it (conformance_basis); null where not "
+                "applicable or undecided."
             ),
             "differing_partitions": (
                 "Partitions whose observed owner differs from the declared assignor's."
@@ -383,6 +384,15 @@ SILVER: dict[str, TableDoc] = {
             "messages_delayed": (
                 "Messages produced to the paused partitions during the pause (produce rate "
                 "from log-end offsets between captures x duration); null when untimed."
+            ),
+            "conformance_basis": (
+                "Observed rows: whose implementation of the declared assignor the observed "
+                "assignment was judged against: kafka (Kafka's own, the coordinator's for "
+                "KIP-848) or librdkafka (the group's leader is a librdkafka client: "
+                "client.id rdkafka or metrics.client_libraries; librdkafka's own C "
+                "assignors), or `undecided: <why>` where conforms is null because that is "
+                "not known; null on other assignors' rows and where no declared strategy "
+                "is replayed."
             ),
         },
     },

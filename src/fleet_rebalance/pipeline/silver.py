@@ -91,6 +91,7 @@ TABLES: dict[str, StructType] = {
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("paused_partition_seconds", DBL),
         ("messages_delayed", L),
+        ("conformance_basis", S),
     ),
     "replay_errors": _schema(
         ("cluster", S), ("group_id", S), ("event_seq", INT), ("assignor", S), ("reason", S)

@@ -60,6 +60,21 @@ class RebalanceEvent:
     lags_at: dt.datetime | None = None
     window: tuple[dt.datetime, dt.datetime] | None = None
     rates: Mapping[TopicPartition, float] = field(default_factory=dict)
+    # The member sets of the generations of this rebalance before its last: cooperative
+    # follow-up rounds that also took members in or let them go (history.py), replayed
+    # as steps of their own (engine.py); the event itself is still one rebalance.
+    steps: tuple[Snapshot, ...] = ()
+    # The member the coordinator names as the leader that sent this generation's
+    # assignment (a classic group; null where no log names it), and whether the
+    # coordinator assigned it itself (a KIP-848 epoch): who ran the assignor.
+    leader: str | None = None
+    coordinator_assigned: bool = False
+    # The capture confirming this generation was stamped before its last (cooperative)
+    # follow-up round ended: it may show the round before (history.py).
+    follow_up_pending: bool = False
+    # A cooperative generation without a follow-up round of its own: the next rebalance
+    # took its revoking members in (history.py); replayed as one round, no follow-up.
+    single_round: bool = False
 
 
 def classify(previous: Snapshot | None, current: Snapshot) -> str | None:

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from fleet_rebalance.assignors import TopicPartition
+from fleet_rebalance.replay.client_library import ClientLibraries
 from fleet_rebalance.replay.engine import replay_events
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.history import Coverage, Settings, group_history
@@ -70,11 +71,13 @@ def replay_rows(
     coverage: Mapping[str, Coverage] | None = None,
     settings: Settings | None = None,
     topic_ids: Mapping[str, Mapping[str, str]] | None = None,
+    libraries: ClientLibraries | None = None,
 ) -> list[dict[str, Any]]:
     """Every silver row of one (cluster, group_id), each a dict naming its `_table`;
     a failure anywhere is one replay_errors row instead. `coverage`: each cluster's
     logged hours (history.Coverage); a cluster without one has its captures only.
-    `topic_ids`: each cluster's topic ids by name (the uniform assignor's ties)."""
+    `topic_ids`: each cluster's topic ids by name (the uniform assignor's ties);
+    `libraries`: which clients are librdkafka's (client_library.py)."""
     cluster, group = key
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
@@ -97,7 +100,7 @@ def replay_rows(
             collections.deque(events, maxlen=0)  # records their rebalance_events rows only
             return rows
         ids = (topic_ids or {}).get(cluster)
-        for row in replay_events(events, assignors, topic_ids=ids):
+        for row in replay_events(events, assignors, topic_ids=ids, libraries=libraries):
             values = dict(row.values)
             if row.table == "replay_metrics":
                 values.update(labels[values["event_seq"]])

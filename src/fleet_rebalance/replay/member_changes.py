@@ -1,14 +1,19 @@
 """The member facts of a group's coordinator log: who joined, left, was expired or
 fenced, and when (history.py carries a member set forward through them).
 
-Each is a member line (KIP-394's second JoinGroup, static and KIP-848 joins, leaves,
-expiries, fencings, the members a `removed dynamic members` set names) or a member a
+Each is a member line (KIP-394's joins, static and KIP-848 joins, leaves, expiries,
+fencings, the members a `removed dynamic members` set names) or a member a
 generation's start reason names (`Adding new member`, `Removing member ... on
 LeaveGroup`, `removing member ... on heartbeat expiration`, ``explicit `LeaveGroup`
 request for (...)``); a member both name is one fact twice, harmless to apply twice. A
 static member back under a new member id within its session timeout is a `rekey`: the
-same member, no rebalance. A KIP-848 static member that `temporarily left` keeps its
-place; a static member's fenced request (a stale id) or refused join changes nothing.
+same member, no rebalance. A KIP-394 member is added at its first JoinGroup (`Dynamic
+member with unknown member id joins ... Created a new member id`): its second one, which
+makes it a member, is logged at DEBUG up to 3.9 (INFO from 4.0), and a pending member
+that never sends it is removed by its own line (`Pending member ... has been removed
+after session timeout expiration`). A KIP-848 static member that `temporarily left`
+keeps its place; a static member's fenced request (a stale id) or refused join changes
+nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 from fleet_rebalance.replay.generations import Generation
 from fleet_rebalance.replay.log_causes import member_cause
 
-ADDS = ("member_joined", "static_member_joined")
+ADDS = ("member_pending", "member_joined", "static_member_joined")
 REMOVES = ("member_left", "member_failed", "member_fenced")
 INSTANCE_IN_LINE = [
     re.compile(r"groupInstanceId=([^\s,]+)"),
