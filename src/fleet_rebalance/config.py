@@ -138,6 +138,11 @@ class MetricsConfig:
     # later: a generation logged as ending in between is before the capture when the
     # capture already shows its member change.
     capture_skew_s: int = 10
+    # session.timeout.ms of a consumer the coordinator expired whose log does not give it
+    # (replay/session_timeouts.py): its absence counts this long before its expiry line.
+    # The Java consumer's default since Kafka 3.0 (KIP-735), librdkafka's, and the
+    # brokers' group.consumer.session.timeout.ms for consumer-protocol groups.
+    session_timeout_ms: int = 45_000
     # client.id glob -> the client library of the consumers it matches ("kafka" or
     # "librdkafka"): a librdkafka leader's group is judged against librdkafka's own
     # assignors. Without a match, librdkafka's default client.id `rdkafka` is librdkafka.
@@ -557,6 +562,7 @@ CHECKS: dict[str, Check] = {
     "metrics.attention_min_lag": _lag,
     "metrics.rejoin_window_s": _count,
     "metrics.capture_skew_s": _seconds,
+    "metrics.session_timeout_ms": _count,
     "metrics.client_libraries": _client_libraries,
     "metrics.reconcile_stuck_s": _seconds,
     "metrics.change_min_rebalances_saved": _count,

@@ -99,6 +99,7 @@ def group_function(
             dt.timedelta(seconds=m.rejoin_window_s),
             dt.timedelta(seconds=m.static_session_timeout_s),
             dt.timedelta(seconds=m.capture_skew_s),
+            dt.timedelta(milliseconds=m.session_timeout_ms),
         ),
         libraries=ClientLibraries(m.client_libraries),
         schema=to_arrow_schema(silver.union_schema()),

@@ -53,6 +53,8 @@ TABLES: dict[str, StructType] = {
         ("departed", S),
         ("returned", S),
         ("away_ms", L),
+        ("session_timeout_ms", L),
+        ("session_timeout_assumed", B),
     ),
     "assignment_replay": _schema(
         ("cluster", S),

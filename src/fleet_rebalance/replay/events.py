@@ -49,12 +49,19 @@ class RebalanceEvent:
     static_avoidable: bool = False
     # How the capture confirming a logged generation differs from the log's members.
     capture_difference: str | None = None
-    # The consumer (its identity: group.instance.id, client id or host) this event let
-    # go, the one it took back in after it had left, and how long that one was away (or,
-    # with only `departed`, how long until it came back; null: not that day).
+    # The consumers (their identity: group.instance.id, client id or host) this event let
+    # go, those it took back in after they had left (each once, comma-separated), and the
+    # longest of their absences, from when they fell silent (a LeaveGroup, or an expired
+    # member's last heartbeat: its session timeout before the expiry) to their return (or,
+    # with only `departed`, until they came back; null: not that day).
     departed: str | None = None
     returned: str | None = None
     away_ms: int | None = None
+    # The session timeout of the consumer(s) it names that the coordinator expired (how
+    # long they were silent before the expiry line, counted in away_ms), and whether the
+    # conf's default stood in for a timeout no log line gave (session_timeouts.py).
+    session_timeout_ms: int | None = None
+    session_timeout_assumed: bool | None = None
     # The capture whose lags the event is measured with, and the two captures around it
     # (its produce rates: `rates`, messages per second per partition).
     lags_at: dt.datetime | None = None

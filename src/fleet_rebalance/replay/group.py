@@ -414,6 +414,8 @@ def _recorded(
                 "departed": event.departed,
                 "returned": event.returned,
                 "away_ms": event.away_ms,
+                "session_timeout_ms": event.session_timeout_ms,
+                "session_timeout_assumed": event.session_timeout_assumed,
             }
         )
         labels[event.seq] = {"event_at": event.at, "trigger": event.trigger}

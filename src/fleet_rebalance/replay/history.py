@@ -83,6 +83,11 @@ from fleet_rebalance.replay.identities import (
     shared_attributes,
 )
 from fleet_rebalance.replay.member_changes import Change, member_changes
+from fleet_rebalance.replay.session_timeouts import (
+    DEFAULT_SESSION_TIMEOUT_MS,
+    SessionTimeout,
+    SessionTimeouts,
+)
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 HOUR = dt.timedelta(hours=1)
@@ -119,6 +124,8 @@ class Settings:
     rejoin_window: dt.timedelta = dt.timedelta(seconds=600)
     static_timeout: dt.timedelta = dt.timedelta(seconds=300)
     capture_skew: dt.timedelta = dt.timedelta(seconds=10)
+    # session.timeout.ms of a consumer whose log does not give it (session_timeouts.py)
+    session_timeout: dt.timedelta = dt.timedelta(milliseconds=DEFAULT_SESSION_TIMEOUT_MS)
 
 
 @dataclass
@@ -130,6 +137,8 @@ class _Day:
     returned: dict[str, Return]  # departed member id -> its return
     known: dict[str, Identity]
     settings: Settings
+    # Expired member id -> its session timeout (how long it was silent before the line).
+    expiries: dict[str, SessionTimeout] = field(default_factory=dict)
     generations: list[Generation] = field(default_factory=list)
     # Generation -> the capture stamp it is before, where a capture taken just after its
     # end already shows it (module docstring); else its end places it.
@@ -227,16 +236,30 @@ def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings
         for s in usable
         for m in s.members
     }
+    first_seen: dict[str, dt.datetime] = {}
+    for s in usable:
+        for m in s.members:
+            first_seen.setdefault(m.member_id, s.captured_at)
     generations = group_generations(log_rows)
     changes = member_changes(generations, log_rows)
-    departures = [Departure(c.at, c.member_id, c.kind) for c in changes if c.action == "remove"]
-    arrivals = [(c.at, c.member_id) for c in changes if c.action == "add"]
     for c in changes:
         if c.action == "add" and c.instance_id:
             seen = known.get(c.member_id, Identity())
             known[c.member_id] = replace(seen, instance_id=c.instance_id)
+    logged = SessionTimeouts.logged(log_rows, settings.session_timeout // MILLISECOND)
+    expiries = {
+        c.member_id: logged.of(c.member_id, identity_of(c.member_id, known))
+        for c in changes
+        if c.action == "remove" and c.expired
+    }
+    departures = [
+        Departure(c.at, c.member_id, c.kind, _silent(expiries.get(c.member_id)))
+        for c in changes
+        if c.action == "remove"
+    ]
+    arrivals = [(c.at, c.member_id) for c in changes if c.action == "add"]
     shared = shared_attributes([identity_of(m.member_id, known) for m in s.members] for s in usable)
-    returns = pair_returns(departures, arrivals, known, settings.rejoin_window, shared)
+    returns = pair_returns(departures, arrivals, known, settings.rejoin_window, shared, first_seen)
     returned = {r.departure.member_id: r for r in returns.values()}
     merged, steps, settled = _merged(generations)
     placed = _placements(usable, merged, settings.capture_skew, settled)
@@ -246,12 +269,17 @@ def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings
         returned,
         known,
         settings,
+        expiries,
         merged,
         placed,
         steps,
         settled,
         _absorbed(merged, settled),
     )
+
+
+def _silent(session: SessionTimeout | None) -> dt.timedelta:
+    return dt.timedelta(milliseconds=session.ms) if session is not None else dt.timedelta(0)
 
 
 def _placements(
@@ -493,7 +521,7 @@ def _logged(
         removed = {m.member_id for k, m in old.items() if k not in state}
         added, removed = added | gen.added, removed | gen.removed
         cause, evidence = _cause(gen, trigger, added, removed, day)
-        departed, returned, away = _comings_and_goings(added, removed, day)
+        comings = _comings_and_goings(added, removed, day)
         events.append(
             RebalanceEvent(
                 seq + index,
@@ -510,9 +538,11 @@ def _logged(
                 evidence=evidence,
                 static_avoidable=_avoidable(added, removed, day),
                 capture_difference="; ".join(notes) or None,
-                departed=departed,
-                returned=returned,
-                away_ms=away,
+                departed=comings.departed,
+                returned=comings.returned,
+                away_ms=comings.away_ms,
+                session_timeout_ms=comings.session.ms if comings.session else None,
+                session_timeout_assumed=comings.session.assumed if comings.session else None,
                 lags_at=current.captured_at if topics is current else previous.captured_at,
                 window=(previous.captured_at, current.captured_at),
                 steps=tuple(steps),
@@ -646,12 +676,7 @@ def _cause(
         named = INCIDENT.get(departure_kind, departure_kind)
         if back.by == "instance id":
             named = "deploy_restart"  # a static member back past its session timeout
-        away = back.away.total_seconds()
-        text = (
-            f"{back.identity.label()} ({back.by}) left as {back.departure.member_id} and was "
-            f"back {away:.0f} s later as {back.member_id}"
-        )
-        return named, _join(line, text)
+        return named, _join(line, _incident_text(back, day))
     if cause in GENERIC and trigger in TOPIC_TRIGGERS:
         return trigger, _join(line, f"the next capture shows {trigger.replace('_', ' ')}")
     if cause == "unknown" and (added or removed):
@@ -659,22 +684,56 @@ def _cause(
     return cause, line
 
 
-def _comings_and_goings(
-    added: set[str], removed: set[str], day: _Day
-) -> tuple[str | None, str | None, int | None]:
-    """(departed, returned, away_ms) of a logged generation (RebalanceEvent says what)."""
-    back = next((day.returns[m] for m in sorted(added) if m in day.returns), None)
+def _incident_text(back: Return, day: _Day) -> str:
+    who = f"{back.identity.label()} ({back.by})"
+    away = back.away.total_seconds()
+    session = day.expiries.get(back.departure.member_id)
+    if session is None:
+        return (
+            f"{who} left as {back.departure.member_id} and was back {away:.0f} s later as "
+            f"{back.member_id}"
+        )
+    gap = (back.arrival_at - back.departure.at).total_seconds()
+    source = "assumed: metrics.session_timeout_ms" if session.assumed else "as logged"
+    return (
+        f"{who} was expired as {back.departure.member_id} and was back as {back.member_id} "
+        f"{gap:.0f} s after the expiry: away {away:.0f} s at least, silent for its session "
+        f"timeout of {session.ms / 1000:g} s ({source}) before it"
+    )
+
+
+@dataclass(frozen=True)
+class _Comings:
+    """RebalanceEvent's departed, returned, away_ms and session timeout of an event."""
+
+    departed: str | None = None
+    returned: str | None = None
+    away_ms: int | None = None
+    session: SessionTimeout | None = None
+
+
+def _comings_and_goings(added: set[str], removed: set[str], day: _Day) -> _Comings:
+    """Every consumer a logged generation let go and took back in (RebalanceEvent says
+    what), the longest absence among them, and the session timeout of those expired."""
+    backs = [day.returns[m] for m in sorted(added) if m in day.returns]
     gone = sorted(removed)
-    departed = None
-    if gone:
-        later = next((day.returned[m] for m in gone if m in day.returned), None)
-        who = later.identity if later else identity_of(gone[0], day.known)
-        departed = who.label() if who.attributes() else None
-        if back is None and later is not None:
-            return departed, None, later.away // MILLISECOND
-    if back is not None:
-        return departed, back.identity.label(), back.away // MILLISECOND
-    return departed, None, None
+    departed = []
+    for member in gone:
+        later = day.returned.get(member)
+        who = later.identity if later else identity_of(member, day.known)
+        if who.attributes():
+            departed.append(who.label())
+    returns = backs or [day.returned[m] for m in gone if m in day.returned]
+    away = max(r.away for r in returns) // MILLISECOND if returns else None
+    named = dict.fromkeys([*gone, *(r.departure.member_id for r in returns)])
+    expired = [day.expiries[m] for m in named if m in day.expiries]
+    session = max(expired, key=lambda t: (t.ms, t.assumed)) if expired else None
+    return _Comings(_listed(departed), _listed([b.identity.label() for b in backs]), away, session)
+
+
+def _listed(labels: list[str]) -> str | None:
+    """Consumers' labels as one cell: each once, in the order given, comma-separated."""
+    return ", ".join(dict.fromkeys(labels)) or None
 
 
 def _incident(

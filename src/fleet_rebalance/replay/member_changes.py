@@ -13,7 +13,9 @@ makes it a member, is logged at DEBUG up to 3.9 (INFO from 4.0), and a pending m
 that never sends it is removed by its own line (`Pending member ... has been removed
 after session timeout expiration`). A KIP-848 static member that `temporarily left`
 keeps its place; a static member's fenced request (a stale id) or refused join changes
-nothing.
+nothing. A removal is an expiry (`expired`) when the coordinator removed the member
+because no heartbeat came for its session timeout: the member had been silent since at
+least that long before the line.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ INSTANCE_IN_LINE = [
 ]
 # The old coordinator's static rejoin names the replaced id, not the new one.
 REPLACED_OLD = re.compile(r"Replacing previously mapped member")
+# Removals for a session timeout: a KIP-848 fencing's reason, a classic generation's.
+SESSION_EXPIRED = re.compile(r"session expired")
+HEARTBEAT_EXPIRATION = re.compile(r"on heartbeat expiration")
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Change:
     instance_id: str | None
     kind: str  # the cause the log gives it (scale_out, scale_in, session_timeout, ...)
     line: str
+    expired: bool = False  # a removal for a session timeout (module docstring)
 
 
 def member_changes(
@@ -72,16 +78,23 @@ def member_changes(
                 found.append(Change(row["logged_at"], "rekey", member, instance, "", row["line"]))
         elif event in REMOVES and _removes(event, reason):
             kind = member_cause(event, reason)
-            found.append(Change(row["logged_at"], "remove", member, None, kind, row["line"]))
+            expired = (event == "member_failed" and not reason) or (
+                event == "member_fenced" and SESSION_EXPIRED.search(reason or "") is not None
+            )
+            found.append(
+                Change(row["logged_at"], "remove", member, None, kind, row["line"], expired)
+            )
     for gen in generations:
         reading = gen.reading
         if reading.action is None or gen.started_at is None:
             continue
         action = "add" if reading.action == "add" else "remove"
         kind, _ = gen.cause() if action == "remove" else ("scale_out", None)
+        expired = HEARTBEAT_EXPIRATION.search(gen.start_reason or "") is not None
+        line = gen.start_line or ""
         for member in reading.members:
             found.append(
-                Change(gen.started_at, action, member, reading.instance, kind, gen.start_line or "")
+                Change(gen.started_at, action, member, reading.instance, kind, line, expired)
             )
     return sorted(found, key=lambda c: (c.at, c.action == "add", c.member_id))
 
