@@ -187,7 +187,7 @@ def test_no_reassignment_on_current_members():
     assert shown(answer)["consumer1"] == ["topic1-2", "topic2-1", "topic3-0"]
 
 
-# The Kafka lab's librdkafka group (recorded in tests/data/lab-3.9; confluent-kafka 2.16,
+# The Kafka lab's librdkafka group (recorded in tests/data/lab-3.9-straddle; confluent-kafka 2.16,
 # librdkafka 2.16.0), members in the coordinator's (JoinGroup) order, each member's
 # partitions of clicks (4) as the tools captured them after each rebalance.
 R1 = "lab-rdkafka-1-9262e4d3-0390-455c-9b1d-75b9055e6e3c"
