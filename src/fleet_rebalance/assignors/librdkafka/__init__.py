@@ -11,7 +11,7 @@ library), so they are no entries of `available_assignors()`.
 
 from __future__ import annotations
 
-from fleet_rebalance.assignors.librdkafka.ordering import RackAwareNotPorted
+from fleet_rebalance.assignors.librdkafka.base import RackAwareNotPorted
 from fleet_rebalance.assignors.librdkafka.range import LibrdkafkaRangeAssignor
 from fleet_rebalance.assignors.librdkafka.roundrobin import LibrdkafkaRoundRobinAssignor
 from fleet_rebalance.assignors.librdkafka.sticky import (

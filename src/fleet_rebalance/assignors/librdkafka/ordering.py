@@ -11,9 +11,6 @@
   `glibc_sort` call for call, so a comparator that is no total order gives what it gives
   on Linux. (macOS's and musl's qsort are other algorithms: the same answer only for a
   total order.)
-
-What the ports refuse: racks (librdkafka's rack-aware paths are not ported; the replay
-has none).
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from fleet_rebalance.assignors.types import PartitionRacks, Subscription
+from fleet_rebalance.assignors.types import Subscription
 
 T = TypeVar("T")
 
@@ -80,14 +77,3 @@ def eligible_topics(
             if partitions_per_topic.get(topic, 0) > 0:
                 seen.setdefault(topic)
     return list(seen)
-
-
-class RackAwareNotPorted(ValueError):
-    """librdkafka's rack-aware assignment is not ported (the replay has no racks)."""
-
-
-def refuse_racks(
-    subscriptions: Mapping[str, Subscription], partition_racks: PartitionRacks | None
-) -> None:
-    if partition_racks and any(s.rack for s in subscriptions.values()):
-        raise RackAwareNotPorted("librdkafka's rack-aware assignment is not ported")

@@ -13,34 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fleet_rebalance.assignors.librdkafka.ordering import (
-    eligible_topics,
-    members_in_order,
-    refuse_racks,
-)
-from fleet_rebalance.assignors.types import (
-    AssignorBase,
-    PartitionRacks,
-    Subscription,
-    TopicPartition,
-    topic_partitions,
-)
+from fleet_rebalance.assignors.librdkafka.base import LibrdkafkaAssignor
+from fleet_rebalance.assignors.librdkafka.ordering import eligible_topics, members_in_order
+from fleet_rebalance.assignors.types import Subscription, TopicPartition, topic_partitions
 
 
-class LibrdkafkaRangeAssignor(AssignorBase):
+class LibrdkafkaRangeAssignor(LibrdkafkaAssignor):
     """librdkafka's `range` (module docstring)."""
 
     name = "range"
     protocol = "eager"
 
-    def _assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None,
+    def _deal(
+        self, partitions_per_topic: Mapping[str, int], subs: dict[str, Subscription]
     ) -> dict[str, list[TopicPartition]]:
-        refuse_racks(subscriptions, partition_racks)
-        subs = dict(subscriptions)
         assignment: dict[str, list[TopicPartition]] = {m: [] for m in subs}
         for topic in eligible_topics(partitions_per_topic, subs):
             members = members_in_order(subs, [m for m in subs if topic in subs[m].topic_set])

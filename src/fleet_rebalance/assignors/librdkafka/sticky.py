@@ -44,14 +44,9 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fleet_rebalance.assignors.librdkafka.ordering import eligible_topics, glibc_sort, refuse_racks
-from fleet_rebalance.assignors.types import (
-    AssignorBase,
-    PartitionRacks,
-    Subscription,
-    TopicPartition,
-    topic_partitions,
-)
+from fleet_rebalance.assignors.librdkafka.base import LibrdkafkaAssignor
+from fleet_rebalance.assignors.librdkafka.ordering import eligible_topics, glibc_sort
+from fleet_rebalance.assignors.types import Subscription, TopicPartition, topic_partitions
 
 Partition = TopicPartition
 
@@ -60,20 +55,16 @@ class LibrdkafkaAbort(RuntimeError):
     """Where librdkafka's own assignor would fail an rd_assert (abort the leader)."""
 
 
-class LibrdkafkaCooperativeStickyAssignor(AssignorBase):
+class LibrdkafkaCooperativeStickyAssignor(LibrdkafkaAssignor):
     """librdkafka's `cooperative-sticky` (module docstring): the leader's answer of one
     round, partitions changing owner left out."""
 
     name = "cooperative-sticky"
     protocol = "cooperative"
 
-    def _assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        partition_racks: PartitionRacks | None,
+    def _deal(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: dict[str, Subscription]
     ) -> dict[str, list[TopicPartition]]:
-        refuse_racks(subscriptions, partition_racks)
         return cooperative_adjustment(
             sticky_answer(partitions_per_topic, subscriptions), subscriptions
         )
