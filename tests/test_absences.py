@@ -201,3 +201,26 @@ def test_the_session_timeouts_a_log_gives_by_member_instance_and_client():
         SessionTimeout(30_000, False),
         SessionTimeout(45_000, True),
     ]
+
+
+def test_a_capture_event_names_every_consumer_replaced():
+    """Given two captures and no log: pods a1 and a2 replaced by b1 and b2 (the same hosts
+    and client ids app-1 and app-2). Then the capture event names both consumers departed
+    and returned."""
+
+    def pods(*names: str) -> tuple[MemberSnapshot, ...]:
+        return tuple(
+            MemberSnapshot(f"app-{n}-0e23ab18-c4d7-478c-9fe1-b25cf72107e0", None, ("orders",),
+                           None, f"app-{n[1]}", f"/10.0.0.{n[1]}")
+            for n in names
+        )  # fmt: skip
+
+    before = Snapshot(dt.datetime(2026, 11, 29, 7, 0), pods("a1", "a2", "a3"), "Stable", "range")
+    after = Snapshot(dt.datetime(2026, 11, 29, 7, 10), pods("b1", "b2", "a3"), "Stable", "range")
+    (_, event) = group_history([before, after], [], Coverage(), DAY)
+    assert (event.source, event.cause, event.departed, event.returned) == (
+        "captures",
+        "deploy_restart",
+        "app-1, app-2",
+        "app-1, app-2",
+    )

@@ -141,7 +141,7 @@ class _Day:
     expiries: dict[str, SessionTimeout] = field(default_factory=dict)
     generations: list[Generation] = field(default_factory=list)
     # Generation -> the capture stamp it is before, where a capture taken just after its
-    # end already shows it (module docstring); else its end places it.
+    # end already shows it (module docstring); else placed_at places it.
     placed: dict[int, dt.datetime] = field(default_factory=dict)
     # Generation -> when each of its rounds ended that a follow-up round changing the
     # members continued (_merged): the ends of its steps.
@@ -452,8 +452,8 @@ def _captured(
         evidence=evidence,
         static_avoidable=avoidable,
         capture_difference=note,
-        departed=_label(pairs[0].old) if pairs else None,
-        returned=_label(pairs[0].new) if pairs else None,
+        departed=_listed([_label(p.old) for p in pairs]),
+        returned=_listed([_label(p.new) for p in pairs]),
         lags_at=current.captured_at,
         window=(previous.captured_at, current.captured_at),
     )
