@@ -31,7 +31,7 @@ from deltalake import DeltaTable
 
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT / "tests"))
-from kafka_lab import LINES, record_fixture, run_scenario, running_lab  # noqa: E402
+from kafka_lab import LINES, lab_conf, record_fixture, run_scenario, running_lab  # noqa: E402
 from lab_checks import compare, read_truth  # noqa: E402
 
 
@@ -39,12 +39,12 @@ def table(warehouse: Path, name: str):
     return DeltaTable(str(warehouse / name)).to_pandas()
 
 
-def nightly(raw: Path, warehouse: Path) -> float:
+def nightly(raw: Path, warehouse: Path, conf: Path) -> float:
     """The nightly of every date the lab ran on (one, unless it ran across midnight)."""
     started = time.monotonic()
     subprocess.run(
-        [str(PROJECT / "spark-submit.sh"), "nightly", "--raw-root", str(raw),
-         "--warehouse", str(warehouse), "--all"],
+        [str(PROJECT / "spark-submit.sh"), "nightly", "--conf", str(conf), "--raw-root",
+         str(raw), "--warehouse", str(warehouse), "--all"],
         check=True, cwd=PROJECT, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     return time.monotonic() - started
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             run_scenario(lab)
         lab_s = time.monotonic() - started
         warehouse = root / "warehouse"
-        nightly_s = nightly(root / "raw", warehouse)
+        nightly_s = nightly(root / "raw", warehouse, lab_conf(root))
         print(f"\nlab {line}: scenario {lab_s:.0f} s, nightly {nightly_s:.0f} s")
         problems += len(report(line, root, warehouse))
         if args.record:

@@ -8,7 +8,7 @@ use). It starts three KRaft nodes (broker and controller each, `broker.rack` set
 ports in a temporary directory, with Kafka's log layout (`[%d] %p %m (%c)%n`, server.log
 rolled hourly into server.log.yyyy-MM-dd-HH, the group coordinator at INFO), and stops
 them in a `finally`. A producer keeps every topic moving; the scenario (SCENARIO) starts,
-kills, restarts and stalls consumers on the Java client (tests/lab_client/LabConsumer,
+kills, restarts, stalls and freezes consumers on the Java client (tests/lab_client/LabConsumer,
 compiled against the line's kafka-clients) and on librdkafka (confluent-kafka), adds
 partitions, and records what it did and when (truth.jsonl). Every CAPTURE_INTERVAL_S the
 capturer (LabCapture: the tools' main classes in one JVM) writes the consumer-groups
@@ -49,8 +49,32 @@ CAPTURE_INTERVAL_S = 10
 SESSION_MS = 10_000  # the classic members' session.timeout.ms (brokers allow 6 s and up)
 POLL_MS = 10_000  # the stalling member's max.poll.interval.ms
 STATIC_SESSION_MS = 30_000
+FREEZE_S = 25  # a SIGSTOPped member's freeze: past SESSION_MS, so the coordinator expires it
+STATIC_DOWN_S = 40  # a static member down past STATIC_SESSION_MS
 TOPICS = {"orders": 6, "audit": 3, "clicks": 4}
+RATE = 20  # records a second into each topic
+# A quiet topic: a record a second, so its groups' lag is a handful of records at most.
+QUIET_TOPIC = {"quiet": 2}
+QUIET_RATE = 1
 JVM_OPTS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Duser.timezone=UTC"]
+
+
+# What the lab's operator knows of its consumers, for the nightly's conf (metrics.*): the
+# session timeout its members run with (its static ones' is longer: for them it is a
+# lower bound), and its librdkafka clients' client.ids.
+LAB_CLIENT_LIBRARIES = {"lab-rdkafka-*": "librdkafka"}
+LAB_METRICS = {"session_timeout_ms": SESSION_MS, "client_libraries": LAB_CLIENT_LIBRARIES}
+
+
+def lab_conf(root: Path) -> Path:
+    """conf/local.yaml with LAB_METRICS, written to <root>/lab.yaml for spark-submit."""
+    import yaml
+
+    conf = yaml.safe_load((PROJECT / "conf" / "local.yaml").read_text())
+    conf["metrics"].update(LAB_METRICS)
+    path = root / "lab.yaml"
+    path.write_text(yaml.safe_dump(conf, sort_keys=False))
+    return path
 
 
 def free_port() -> int:
@@ -94,6 +118,7 @@ class Lab:
     members: dict[str, Member] = field(default_factory=dict)
     gone: list[Member] = field(default_factory=list)
     helpers: list[subprocess.Popen] = field(default_factory=list)
+    thaws: list[threading.Timer] = field(default_factory=list)
     started: float = 0.0
 
     def __post_init__(self) -> None:
@@ -146,24 +171,28 @@ class Lab:
             )
         )  # fmt: skip
 
-    def produce_to(self, topics: dict[str, int]) -> None:
-        """Create `topics` (name -> partitions, replication 3) and keep a producer on them."""
+    def produce_to(self, topics: dict[str, int], rate: int = RATE) -> None:
+        """Create `topics` (name -> partitions, replication 3) and keep a producer on
+        them, `rate` records a second into each."""
         for topic, partitions in topics.items():
             self.topics("--create", "--topic", topic, "--partitions", str(partitions),
                         "--replication-factor", "3")  # fmt: skip
-        self.started = time.monotonic()
-        self.helpers.append(
+        self.started = self.started or time.monotonic()
+        self.helpers.insert(
+            0,
             self._spawn(
                 ["-Xmx96m", "LabProducer", f"bootstrap={self.bootstrap}",
-                 f"topics={','.join(topics)}", "rate=20"],
-                self.root / "producer.txt",
-            )
+                 f"topics={','.join(topics)}", f"rate={rate}"],
+                self.root / f"producer-{'-'.join(topics)}.txt",
+            ),
         )  # fmt: skip
 
     def stop(self) -> None:
         """Stop the capturer (it writes the generations the admin API reports), record each
         group's generation as its clients last saw it, then stop everything else."""
         (self.root / "stop-capture").touch()
+        for timer in self.thaws:
+            timer.cancel()
         capture = self.helpers[-1] if self.helpers else None
         if capture is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -210,21 +239,27 @@ class Lab:
 
     def restart(self, name: str, down_s: float = 1.0, **changes) -> None:
         """A deploy's restart of one pod: a clean shutdown, then the same pod (client.id,
-        instance id) up again `down_s` later, with `changes` to its options (a protocol)."""
+        instance id) up again `down_s` later, with `changes` to its options (a protocol).
+        A static member sends no LeaveGroup: down past its session timeout, it expires."""
         member = self.members[name]
-        self.record("restart", member.group, name, **changes)
+        self.record("restart", member.group, name, down_s=down_s, **changes)
         self._stop(member, signal.SIGTERM)
         time.sleep(down_s)
         member.assignor = changes.pop("assignor", member.assignor)
         member.options.update(changes)
         self._start(member)
 
-    def terminate(self, name: str) -> None:
-        """A clean shutdown: the member sends its LeaveGroup (a dynamic one)."""
-        member = self.members.pop(name)
-        self.record("terminate", member.group, name)
-        self._stop(member, signal.SIGTERM)
-        self.gone.append(member)
+    def terminate(self, *names: str) -> None:
+        """A clean shutdown of each (all signalled before any is waited for, so members
+        named together leave at once): each sends its LeaveGroup (a dynamic one)."""
+        members = [self.members.pop(name) for name in names]
+        for member in members:
+            self.record("terminate", member.group, member.name)
+            assert member.process is not None
+            _kill(member.process, signal.SIGTERM)
+        for member in members:
+            self._stop(member, signal.SIGTERM)
+            self.gone.append(member)
 
     def kill(self, name: str) -> None:
         """kill -9: no LeaveGroup; the coordinator expires the member's session."""
@@ -232,6 +267,24 @@ class Lab:
         self.record("kill", member.group, name)
         self._stop(member, signal.SIGKILL)
         self.gone.append(member)
+
+    def freeze(self, name: str, seconds: float) -> None:
+        """SIGSTOP the member (no heartbeat, no poll: a frozen VM or a stop-the-world
+        pause), SIGCONT it `seconds` later; returns at once."""
+        member = self.members[name]
+        self.record("freeze", member.group, name, seconds=seconds)
+        assert member.process is not None
+        _kill(member.process, signal.SIGSTOP)
+
+        def thaw() -> None:
+            self.record("thaw", member.group, name)
+            if member.process is not None:
+                _kill(member.process, signal.SIGCONT)
+
+        timer = threading.Timer(seconds, thaw)
+        timer.daemon = True
+        self.thaws.append(timer)
+        timer.start()
 
     def stall(self, name: str) -> None:
         """The member stops between two polls past max.poll.interval.ms, then polls again."""
@@ -556,6 +609,15 @@ CLASSIC = {
 }
 CLASSIC_TOPICS = "orders,audit"
 ADDED_PARTITIONS = ("orders", 8)
+# Groups on the quiet topic that never rebalance after they start: one with a member
+# more than the topic has partitions (an idle member).
+QUIET = {"lab-quiet": ("range", 2), "lab-quiet-idle": ("cooperative-sticky", 3)}
+# Members that join (and later leave) at once: the cooperative group's follow-up rounds
+# that also admit a member, and one generation losing several.
+COOP_BURST = ("lab-coop-4", "lab-coop-5", "lab-coop-6")
+RDKAFKA_BURST = ("lab-rdkafka-3", "lab-rdkafka-4")
+FROZEN = "lab-sticky-2"
+STATIC_DOWN = "lab-static-2"
 
 
 def run_scenario(lab: Lab) -> None:
@@ -573,6 +635,10 @@ def run_scenario(lab: Lab) -> None:
         lab.java_member(f"lab-poll-{i}", "lab-poll", "audit", "range", poll_ms=POLL_MS)
         lab.rdkafka_member(f"lab-rdkafka-{i}", "lab-rdkafka", "clicks", "cooperative-sticky")
     lab.java_member("lab-stopped-1", "lab-stopped", "audit", "range")
+    lab.produce_to(QUIET_TOPIC, rate=QUIET_RATE)
+    for group, (assignor, size) in QUIET.items():
+        for i in range(1, size + 1):
+            lab.java_member(f"{group}-{i}", group, ",".join(QUIET_TOPIC), assignor)
     if kip848:
         for i in (1, 2):
             lab.java_member(f"lab-uniform-{i}", "lab-uniform", "clicks,orders", "uniform",
@@ -581,11 +647,14 @@ def run_scenario(lab: Lab) -> None:
             lab.java_member(f"lab-migrate-{i}", "lab-migrate", "audit", "range")
     lab.settle()
 
-    # Scale out: a fourth member in every classic group, a third on librdkafka, two more
-    # in the consumer-protocol group one after the other.
+    # Scale out: a fourth member in every classic group but the cooperative one, which
+    # takes three at once, as does librdkafka's two; two more in the consumer-protocol
+    # group one after the other.
     for assignor, group in CLASSIC.items():
-        lab.java_member(f"{group}-4", group, CLASSIC_TOPICS, assignor)
-    lab.rdkafka_member("lab-rdkafka-3", "lab-rdkafka", "clicks", "cooperative-sticky")
+        for name in COOP_BURST if group == "lab-coop" else (f"{group}-4",):
+            lab.java_member(name, group, CLASSIC_TOPICS, assignor)
+    for name in RDKAFKA_BURST:
+        lab.rdkafka_member(name, "lab-rdkafka", "clicks", "cooperative-sticky")
     if kip848:
         lab.java_member("lab-uniform-3", "lab-uniform", "clicks,orders", "uniform",
                         protocol="consumer")  # fmt: skip
@@ -618,10 +687,16 @@ def run_scenario(lab: Lab) -> None:
     time.sleep(5)  # the clients see it on their next metadata refresh (3 s)
     lab.settle()
 
-    # Scale in: clean leaves.
+    # Past the session timeout: a member frozen (SIGSTOP, then SIGCONT) longer than it,
+    # and a static member down longer than its own.
+    lab.freeze(FROZEN, FREEZE_S)
+    lab.restart(STATIC_DOWN, down_s=STATIC_DOWN_S)
+    lab.settle()
+
+    # Scale in: clean leaves, several at once in the cooperative and librdkafka groups.
     for group in CLASSIC.values():
-        lab.terminate(f"{group}-4")
-    lab.terminate("lab-rdkafka-1")
+        lab.terminate(*(COOP_BURST if group == "lab-coop" else (f"{group}-4",)))
+    lab.terminate("lab-rdkafka-1", "lab-rdkafka-2")
     if kip848:
         lab.terminate("lab-uniform-4")
         lab.settle()

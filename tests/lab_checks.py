@@ -4,10 +4,16 @@ and benchmarks/kafka_lab.py prints.
 
 Every scripted action is a window of its group's history, until the group's next action:
 the rebalances in it must all have the cause the action stands for (a restart: its
-leave and its return, deploy_restart; a static member's restart: none at all), and
-there must be one. Each group's events, with the cooperative revocation rounds folded
-into them, must be exactly the generations from the one the first capture shows to the
-one the group's clients (or the admin API, for a consumer group) last saw.
+leave and its return, deploy_restart; a static member's restart within its session
+timeout: none at all; a freeze past the session timeout: its expiry and its return,
+session_timeout), and there must be one. Actions of one kind on one group within
+BURST_S of each other (members started or stopped together) are one window. A group's
+rebalances before the first settled capture are it forming: scale_out, if any. The
+members a window's action stopped are the consumers its rebalances name departed, and
+a member frozen past its session timeout was away at least as long as it was frozen. Each
+group's events, with the cooperative revocation rounds folded into them, must be exactly
+the generations from the one the first capture shows to the one the group's clients (or
+the admin API, for a consumer group) last saw.
 """
 
 from __future__ import annotations
@@ -20,10 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_lab import SESSION_MS
+
+BURST_S = 5
 # The cause each scripted action is, in the history of the group it acts on.
 CAUSE = {
     "start": "scale_out",
     "kill": "session_timeout",
+    "freeze": "session_timeout",
     "stall": "poll_timeout",
     "restart": "deploy_restart",
     "terminate": "scale_in",
@@ -38,11 +48,18 @@ class Action:
     group: str
     member: str | None
     static: bool = False
+    # A static member's restart down longer than its session timeout: it expires and
+    # comes back under its group.instance.id (deploy_restart); within it, no rebalance.
+    past_session: bool = False
+    required: bool = True  # False: its window may hold no rebalance (a group forming)
+    seconds: float | None = None  # how long a freeze lasted
 
     @property
     def cause(self) -> str | None:
         """The cause its rebalances must have; None: it must cause none."""
-        return None if self.static and self.action == "restart" else CAUSE[self.action]
+        if self.static and self.action == "restart" and not self.past_session:
+            return None
+        return CAUSE[self.action]
 
 
 @dataclass
@@ -60,6 +77,7 @@ def read_truth(path: Path) -> Truth:
     scripted_from = settled[0]["at"] if settled else None
     topics: dict[str, set[str]] = defaultdict(set)
     static: dict[str, bool] = {}
+    session_ms: dict[str, int] = {}
     running: Counter[str] = Counter()
     truth = Truth()
     for r in rows:
@@ -67,22 +85,41 @@ def read_truth(path: Path) -> Truth:
         if r["action"] == "start":
             topics[group].update(r["topics"].split(","))
             static[r["member"]] = r.get("instance") is not None
+            session_ms[r["member"]] = r.get("session_ms", SESSION_MS)
             truth.assignors.setdefault(group, r["assignor"])
             running[group] += 1
         elif r["action"] in ("kill", "terminate"):
             running[group] -= 1
         if r["action"] == "restart" and r.get("assignor"):
             truth.assignors[group] = r["assignor"]
-        if r["action"] not in CAUSE or (scripted_from and r["at"] < scripted_from):
+        if r["action"] not in CAUSE:
             continue
         at = dt.datetime.fromisoformat(r["at"])
+        if scripted_from and r["at"] < scripted_from:
+            forming = Action(at, r["action"], group, None, required=False)
+            truth.actions.setdefault(group, [forming])
+            continue
         if r["action"] == "add_partitions":
             for g, read in topics.items():
                 if r["topic"] in read:
                     truth.actions.setdefault(g, []).append(Action(at, r["action"], g, None))
             continue
-        action = Action(at, r["action"], group, r["member"], static.get(r["member"], False))
-        truth.actions.setdefault(group, []).append(action)
+        down_ms = r.get("down_s", 0) * 1000
+        past = down_ms > session_ms.get(r["member"], SESSION_MS)
+        action = Action(at, r["action"], group, r["member"], static.get(r["member"], False), past,
+                        seconds=r.get("seconds"))  # fmt: skip
+        actions = truth.actions.setdefault(group, [])
+        last = actions[-1] if actions else None
+        if (
+            last is not None
+            and last.required
+            and (last.action, last.cause) == (action.action, action.cause)
+            and at - last.at <= dt.timedelta(seconds=BURST_S)
+        ):
+            actions[-1] = Action(last.at, last.action, group, f"{last.member}, {action.member}",
+                                 last.static, last.past_session)  # fmt: skip
+            continue
+        actions.append(action)
     for r in rows:
         if r["action"] == "generation":
             seen = r.get("group_epoch") or r["generation"]
@@ -139,12 +176,33 @@ def _check_causes(
         windows[index].append(e)
     for action, inside in zip(actions, windows, strict=True):
         what = f"{group}: {action.action} {action.member or ''} at {action.at:%H:%M:%S}"
+        _check_absences(what, action, inside, found)
         causes = sorted({e["cause"] for e in inside})
         if action.cause is None:
             if inside:
                 found.problems.append(f"{what}: expected no rebalance, found {causes}")
-        elif causes != [action.cause]:
+        elif causes != [action.cause] and (causes or action.required):
             found.problems.append(f"{what}: expected {action.cause}, found {causes or 'none'}")
+
+
+def _check_absences(
+    what: str, action: Action, inside: list[Mapping[str, Any]], found: Findings
+) -> None:
+    """A burst of clean stops: its rebalances name every member stopped departed (the
+    lab's consumers' client.id is their name). A freeze: the rebalances that let the
+    member go and took it back say it was away at least as long as it was frozen (its
+    last heartbeat was before the SIGSTOP; a second's slack for the heartbeat interval)."""
+    if action.action == "terminate" and action.member:
+        named = {c for e in inside if e.get("departed") for c in e["departed"].split(", ")}
+        stopped = set(action.member.split(", "))
+        if named != stopped:
+            found.problems.append(f"{what}: departed {sorted(named)}, stopped {sorted(stopped)}")
+    if action.action == "freeze" and action.seconds is not None:
+        aways = [e.get("away_ms") for e in inside if e.get("departed") or e.get("returned")]
+        # (a null read from a table by pandas is NaN)
+        short = [a for a in aways if a is None or not a >= (action.seconds - 1) * 1000]
+        if not aways or short:
+            found.problems.append(f"{what}: frozen {action.seconds} s, away_ms {aways}")
 
 
 def _check_generations(
@@ -155,16 +213,24 @@ def _check_generations(
     found: Findings,
 ) -> None:
     initial = next((e for e in rows if e["trigger"] == "initial"), None)
-    if initial is None or initial["generation"] is None:
+    first = _generation(initial) if initial is not None else None
+    if first is None:
         found.problems.append(f"{group}: no initial event with a generation")
         return
     if final is None:
         found.problems.append(f"{group}: the lab recorded no final generation")
         return
-    got = sorted([e["generation"] for e in rows if e["generation"] is not None] + [*folded])
-    want = list(range(initial["generation"], final + 1))
-    if [g for g in got if g >= initial["generation"]] != want:
+    logged = [g for e in rows if (g := _generation(e)) is not None]
+    got = sorted([*logged, *folded])
+    want = list(range(first, final + 1))
+    if [g for g in got if g >= first] != want:
         found.problems.append(f"{group}: generations {got}, the brokers' {want}")
+
+
+def _generation(e: Mapping[str, Any]) -> int | None:
+    """An event's generation; null (a capture-only event) read by pandas is NaN."""
+    g = e["generation"]
+    return None if g is None or g != g else int(g)
 
 
 def _utc(at: dt.datetime) -> dt.datetime:

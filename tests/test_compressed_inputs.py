@@ -53,7 +53,7 @@ KINDS = {
     "state": ("prod-east/captures/2026-11-20T0900Z/s.txt", CAPTURE / "consumer-groups-state.txt"),
     "topics": ("prod-east/captures/2026-11-20T0900Z/t.txt", CAPTURE / "topics.txt"),
     "coordinator_log": ("prod/logs/broker-1/server.log", BROKER_LOG),
-    "jsonl": ("lab-4/captures/2026-11-27T030240Z/g.jsonl", LAB / "2026-11-27T030240Z/groups.jsonl"),
+    "jsonl": ("lab-4/captures/2026-11-29T075751Z/g.jsonl", LAB / "2026-11-29T075751Z/groups.jsonl"),
 }
 
 

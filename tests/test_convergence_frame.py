@@ -128,11 +128,12 @@ def test_the_lab_4_captures_and_logs(spark):
     out = rows(convergence_frame(members, events, MetricsConfig().reconcile_stuck_s))
     assert set(out) == {"lab-uniform", "lab-migrate"}  # the others are classic groups
     measured = {g: tuple(out[g][c] for c in SCHEMA.fieldNames()[3:]) for g in out}
-    # lab-migrate: epochs 4 and 6 were bumped again before a capture showed them; the
-    # last capture prints no UPGRADED (no classic member left).
+    # One epoch of each was bumped again before a capture showed every member at it
+    # (lab-uniform's 7, 7 s before 8; lab-migrate's 6, 8 s before 7); the last
+    # captures print no UPGRADED (no classic member left).
     assert measured == {
-        "lab-uniform": (7, 7, pytest.approx(9.995), pytest.approx(5.178), 0, 0),
-        "lab-migrate": (5, 3, pytest.approx(4.206), pytest.approx(3.477), 0, 0),
+        "lab-uniform": (7, 6, pytest.approx(11.838), pytest.approx(5.8705), 0, 0),
+        "lab-migrate": (5, 4, pytest.approx(10.074), pytest.approx(8.1655), 0, 0),
     }
     mixed = members.where("group_id = 'lab-migrate' and upgraded is not null")
     by_capture = {
@@ -145,8 +146,8 @@ def test_the_lab_4_captures_and_logs(spark):
         .collect()
     }
     assert by_capture == {
-        "030312": (2, 1),
-        "030322": (2, 1),
-        "030332": (1, 1),
-        "030342": (1, 2),
+        "075918": (2, 1),
+        "075928": (1, 1),
+        "075938": (1, 2),
+        "075948": (1, 2),
     }

@@ -26,7 +26,7 @@ def test_the_new_columns_come_last():
 def test_the_lab_4_migration_captures_say_who_upgraded():
     """A live 4.4 lab: lab-migrate's classic consumers replaced one by one by consumer-
     protocol ones; the tool prints UPGRADED only while the group is mixed."""
-    relative = "lab-4/captures/2026-11-27T030312Z/consumer-groups-members.txt"
+    relative = "lab-4/captures/2026-11-29T075918Z/consumer-groups-members.txt"
     result = parse_capture(relative, (LAB / relative).read_bytes())
     assert not result.quarantine
     rows = {
@@ -41,6 +41,8 @@ def test_the_lab_4_migration_captures_say_who_upgraded():
         "lab-coop-2": (None, None, None),  # a classic group: `-` epochs
         "lab-coop-3": (None, None, None),
         "lab-coop-4": (None, None, None),
+        "lab-coop-5": (None, None, None),
+        "lab-coop-6": (None, None, None),
     }
 
 

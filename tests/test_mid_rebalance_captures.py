@@ -111,7 +111,7 @@ def test_a_capture_in_a_rebalancing_or_unknown_state_is_no_snapshot(state):
     assert metrics["conforms"].dropna().tolist() == [True]
 
 
-# A live Kafka 3.9.2 lab run (kafka_lab.py; the run recorded in tests/data/lab-3.9):
+# A live Kafka 3.9.2 lab run (kafka_lab.py; the run recorded in tests/data/lab-3.9-straddle):
 # rdkafka-3 joins lab-rdkafka (librdkafka's cooperative-sticky, classic protocol);
 # generation 2 revokes clicks-1 from rdkafka-2, its follow-up round generation 3 hands it
 # to rdkafka-3. The tools' capture stamped 00:13:10 straddles the rounds: its offsets

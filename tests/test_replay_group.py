@@ -181,3 +181,53 @@ def test_lags_at_int64s_edge_are_replayed_exactly_and_a_sum_past_it_is_null():
     metrics = out[out["_table"] == "replay_metrics"].sort_values("event_seq")
     assert metrics["lag_total"].tolist() == [MAX64, None]
     assert metrics["lag_max_member"].tolist() == [MAX64, None]
+
+
+def test_an_initial_capture_whose_offsets_view_has_nothing_takes_the_members_view():
+    """Given the day's first capture, whose offsets view printed only the tool's
+    `Warning: Consumer group 'g' is rebalancing.` (no rows: no lags, subscriptions
+    unknown) while its members view, a second later, listed c1 and c2 with orders' six
+    partitions; then c3 joins. Then the initial event has the 6 partitions the members
+    view shows, and the next one is the member change, not `mixed`."""
+    first, joined = at(20, 0), at(20, 10)
+    captures = [
+        {**member_row(first, "c1", [0, 1, 2]), "subscription": None},
+        {**member_row(first, "c2", [3, 4, 5]), "subscription": None},
+        member_row(joined, "c1", [0, 1]),
+        member_row(joined, "c2", [2, 3]),
+        member_row(joined, "c3", [4, 5]),
+    ]
+    out = run(captures, lag_rows(joined, [1] * 6))
+    events = out[out["_table"] == "rebalance_events"]
+    assert events[["event_seq", "trigger", "member_count", "partition_count"]].values.tolist() == [
+        [1, "initial", 2, 6],
+        [2, "member_joined", 3, 6],
+    ]
+
+
+def test_an_unresolved_initial_assignment_takes_the_next_captures_subscription():
+    """Given a 3.9 capture whose topic-less members view the offsets view could not
+    resolve (assignment and subscription unknown) and whose topics view counts orders'
+    6 partitions, then one that knows both. Then the initial event subscribes to orders
+    (6 partitions): the member's first known subscription."""
+    first, later = at(20, 0), at(20, 10)
+    unknown = {"subscription": None, "assigned_topics": None, "assigned_partitions": None}
+    captures = [
+        {**member_row(first, "c1", []), **unknown},
+        member_row(later, "c1", [0, 1, 2, 3, 4, 5]),
+    ]
+    out = replay_group(
+        ("c", "g"),
+        pd.DataFrame(captures),
+        pd.DataFrame(
+            lag_rows(later, [0] * 6), columns=["captured_at", "topic", "partition", "lag"]
+        ),
+        run_date=DAY,
+        assignors=["range", "observed"],
+        topic_history={"c": [(at(19, 0).to_pydatetime(), {"orders": 6})]},
+        columns=COLUMNS,
+    )
+    events = out[out["_table"] == "rebalance_events"]
+    assert events[["event_seq", "trigger", "member_count", "partition_count"]].values.tolist() == [
+        [1, "initial", 1, 6]
+    ]

@@ -41,6 +41,9 @@ DefaultDate = Literal["yesterday", "latest"]
 ENGINES: tuple[Engine, ...] = typing.get_args(Engine)
 READERS: tuple[Reader, ...] = typing.get_args(Reader)
 DEFAULT_DATES: tuple[DefaultDate, ...] = typing.get_args(DefaultDate)
+# What metrics.client_libraries maps a client.id to (replay/client_library.py).
+ClientLibrary = Literal["kafka", "librdkafka"]
+CLIENT_LIBRARIES: tuple[ClientLibrary, ...] = typing.get_args(ClientLibrary)
 # Config keys holding a location; a relative one is relative to the conf file's directory.
 PATH_KEYS = ("raw_root", "warehouse")
 # Named groups parse_capture_path reads from capture.path_pattern; any other name would
@@ -140,6 +143,15 @@ class MetricsConfig:
     # later: a generation logged as ending in between is before the capture when the
     # capture already shows its member change.
     capture_skew_s: int = 10
+    # session.timeout.ms of a consumer the coordinator expired whose log does not give it
+    # (replay/session_timeouts.py): its absence counts this long before its expiry line.
+    # The Java consumer's default since Kafka 3.0 (KIP-735), librdkafka's, and the
+    # brokers' group.consumer.session.timeout.ms for consumer-protocol groups.
+    session_timeout_ms: int = 45_000
+    # client.id glob -> the client library of the consumers it matches ("kafka" or
+    # "librdkafka"): a librdkafka leader's group is judged against librdkafka's own
+    # assignors. Without a match, librdkafka's default client.id `rdkafka` is librdkafka.
+    client_libraries: dict[str, str] = field(default_factory=dict)
     # A KIP-848 member behind its target epoch in captures spanning this many seconds
     # is stuck reconciling (the consumer's max.poll.interval.ms, 5 minutes by default).
     reconcile_stuck_s: int = 300
@@ -457,6 +469,15 @@ def _count(value: int) -> str | None:
     return f"expected an int from 1 to {MAX_COUNT}, found {shown(value)}"
 
 
+def _client_libraries(value: dict[str, str]) -> str | None:
+    for pattern, library in value.items():
+        if library not in CLIENT_LIBRARIES:
+            return (
+                f"{pattern}: expected one of {', '.join(CLIENT_LIBRARIES)}, found {shown(library)}"
+            )
+    return None
+
+
 def _skew_limit(value: float) -> str | None:
     if 1.0 < value < 1e9:
         return None
@@ -548,6 +569,8 @@ CHECKS: dict[str, Check] = {
     "metrics.attention_min_lag": _lag,
     "metrics.rejoin_window_s": _count,
     "metrics.capture_skew_s": _seconds,
+    "metrics.session_timeout_ms": _count,
+    "metrics.client_libraries": _client_libraries,
     "metrics.reconcile_stuck_s": _seconds,
     "metrics.change_min_rebalances_saved": _count,
     "metrics.change_min_seconds_saved": _positive,

@@ -317,9 +317,30 @@ SILVER: dict[str, TableDoc] = {
                 "How the confirming capture differs from the log's reconstruction; null "
                 "when they agree."
             ),
-            "departed": "Consumer the event let go (group.instance.id, client id or host).",
-            "returned": "Consumer the event took back in after it had left.",
-            "away_ms": "How long that consumer was away, in milliseconds; null when not that day.",
+            "departed": (
+                "Every consumer the event let go (group.instance.id, client id or host), "
+                "comma-separated."
+            ),
+            "returned": (
+                "Every consumer the event took back in after it had left, comma-separated."
+            ),
+            "away_ms": (
+                "How long those consumers were away (the longest), in milliseconds: from when "
+                "each fell silent to its return. A consumer the coordinator expired was "
+                "silent for at least its session timeout before the expiry line "
+                "(session_timeout_ms), so its absence is that much longer than the time from "
+                "the line to its return. Null when it did not come back that day."
+            ),
+            "session_timeout_ms": (
+                "The session timeout of the consumer(s) the event names that the coordinator "
+                "expired (the longest), counted in away_ms: as the coordinator logged it for "
+                "that consumer (the old coordinator's MemberMetadata(... sessionTimeoutMs=...) "
+                "of its clean leaves), else metrics.session_timeout_ms; null when none expired."
+            ),
+            "session_timeout_assumed": (
+                "True when no log line gave session_timeout_ms and metrics.session_timeout_ms "
+                "stood in; null when none expired."
+            ),
         },
     },
     "assignment_replay": {
@@ -376,7 +397,8 @@ SILVER: dict[str, TableDoc] = {
             ),
             "conforms": (
                 "Whether the observed assignment equals what the group's declared assignor "
-                "produces; null where not applicable."
+                "produces, as the group's leader runs it (conformance_basis); null where not "
+                "applicable or undecided."
             ),
             "differing_partitions": (
                 "Partitions whose observed owner differs from the declared assignor's."
@@ -388,6 +410,15 @@ SILVER: dict[str, TableDoc] = {
             "messages_delayed": (
                 "Messages produced to the paused partitions during the pause (produce rate "
                 "from log-end offsets between captures x duration); null when untimed."
+            ),
+            "conformance_basis": (
+                "Observed rows: whose implementation of the declared assignor the observed "
+                "assignment was judged against: kafka (Kafka's own, the coordinator's for "
+                "KIP-848) or librdkafka (the group's leader is a librdkafka client: "
+                "client.id rdkafka or metrics.client_libraries; librdkafka's own C "
+                "assignors), or `undecided: <why>` where conforms is null because that is "
+                "not known; null on other assignors' rows and where no declared strategy "
+                "is replayed."
             ),
         },
     },

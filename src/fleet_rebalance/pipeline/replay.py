@@ -34,6 +34,7 @@ from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, READ_WHOLE
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze, silver
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
+from fleet_rebalance.replay.client_library import ClientLibraries
 from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.gaps import lost_groups
 from fleet_rebalance.replay.group import LOG, OWN_ASSIGNMENT, TopicHistory
@@ -101,7 +102,9 @@ def group_function(
             dt.timedelta(seconds=m.rejoin_window_s),
             dt.timedelta(seconds=m.static_session_timeout_s),
             dt.timedelta(seconds=m.capture_skew_s),
+            dt.timedelta(milliseconds=m.session_timeout_ms),
         ),
+        libraries=ClientLibraries(m.client_libraries),
         schema=to_arrow_schema(silver.union_schema()),
     )
 

@@ -53,6 +53,8 @@ TABLES: dict[str, StructType] = {
         ("departed", S),
         ("returned", S),
         ("away_ms", L),
+        ("session_timeout_ms", L),
+        ("session_timeout_assumed", B),
     ),
     "assignment_replay": _schema(
         ("cluster", S),
@@ -91,6 +93,7 @@ TABLES: dict[str, StructType] = {
         # Added later: last, where storage.schema_evolution adds them to an older table.
         ("paused_partition_seconds", DBL),
         ("messages_delayed", L),
+        ("conformance_basis", S),
     ),
     "replay_errors": _schema(
         ("cluster", S), ("group_id", S), ("event_seq", INT), ("assignor", S), ("reason", S)

@@ -2,14 +2,22 @@
 
 Every assignor carries what it assigned at the previous event as the members' owned
 partitions (by member identity, so a static member keeps its partitions across a new
-member id) and a generation that grows by one per event; cooperative assignors run the
-follow-up round. A day that starts from the previous date's baseline capture seeds every
-state from it first (see _seed), so its first event is not all `fresh`. `observed` is
-the assignment actually captured, so it has rows only at the generations a capture
-shows; those rows also say whether it equals what the group's declared strategy gives
-from the last observed assignment, carried through the generations in between as that
-strategy would have assigned them (conformance). An event's cost (paused
-partition-seconds, messages delayed) takes the generation's logged duration.
+member id) and a generation that grows by one per generation; cooperative assignors run
+the follow-up round. An event whose cooperative follow-up rounds also took members in or
+let them go (its `steps`: the member sets of those rounds' generations, history.py) is
+replayed generation by generation: each step is one round of the assignor with what the
+round before left owned, and the event's own members then get the round and its
+follow-up; the metrics compare the state before the event with the state after it. A
+day that starts from the previous date's baseline capture seeds every state from it
+first (see _seed), so its first event is not all `fresh`. `observed` is the assignment
+actually captured, so it has rows only at the generations a capture shows; those rows
+also say whether it equals what the group's declared strategy gives from the last
+observed assignment, carried through the generations in between (and the steps) as that
+strategy would have assigned them (conformance), as the group's leader runs it: Kafka's
+assignor, or librdkafka's own for a librdkafka leader, or undecided where the leader's
+library is not known (client_library.py; `conformance_basis` says which). An event's
+cost (paused partition-seconds, messages delayed) takes the generation's logged
+duration.
 
 Memory: one event's members and partitions at a time plus, per assignor, one
 assignment; nothing grows with the number of events.
@@ -22,8 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from fleet_rebalance.assignors import Assignor, Subscription, TopicPartition, get_assignor
+from fleet_rebalance.assignors.librdkafka import librdkafka_assignor
 from fleet_rebalance.assignors.registry import available_assignors
 from fleet_rebalance.assignors.types import Assignment, PartitionRacks
+from fleet_rebalance.replay.client_library import KAFKA, UNDECIDED, ClientLibraries
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.metrics import differing_partitions, event_metrics
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
@@ -53,10 +63,13 @@ def replay_events(
     assignors: list[str],
     racks: Mapping[TopicPartition, list[str]] | None = None,
     topic_ids: Mapping[str, str] | None = None,
+    libraries: ClientLibraries | None = None,
 ) -> Iterator[ReplayRow]:
     """`topic_ids`: the cluster's topic ids by name, for the assignors that take them
-    (the uniform assignor breaks ties by topic id, as Kafka's does)."""
+    (the uniform assignor breaks ties by topic id, as Kafka's does); `libraries`: which
+    members are librdkafka clients (metrics.client_libraries)."""
     inputs = _Inputs(racks, topic_ids or None)
+    libraries = libraries or ClientLibraries()
     states = {name: _State() for name in assignors}
     loaded = {name: get_assignor(name) for name in assignors if name != OBSERVED}
     # `observed` last: its conformance needs the declared assignor's answer first.
@@ -79,11 +92,19 @@ def replay_events(
         universe = [TopicPartition(t, p) for t, n in counts.items() for p in range(n)]
         observed = {k: sorted(m.assignment) for k, m in members.items() if m.assignment is not None}
         observed_complete = bool(members) and len(observed) == len(members)
+        basis = libraries.basis(
+            snapshot.strategy,
+            [(m.member_id, m.client_id) for m in snapshot.members],
+            event.leader,
+            event.coordinator_assigned,
+            len(counts),
+        )
         # The declared assignor's own replay, where it carries the shadow's state (a group
         # that conforms), gives `expected` without assigning again.
         declared = states.get(snapshot.strategy or "")
         reuse = (
             event.assigned
+            and basis == KAFKA
             and declared is not None
             and not declared.failed
             and declared.generation == shadow.generation
@@ -93,9 +114,17 @@ def replay_events(
         if not event.assigned:  # no assignment computed: everyone kept what they had
             expected = {k: list(shadow.assignment.get(k, ())) for k in members}
         elif not reuse:
-            expected = _expected(event, shadow, members, counts, inputs)
+            expected = _expected(
+                event, basis, shadow, members, counts, inputs, not event.single_round
+            )
         else:
             expected = None
+        # A capture that may predate the last follow-up round may show the round before.
+        before_follow_up = (
+            _expected(event, basis, shadow, members, counts, inputs, follow_up=False)
+            if event.follow_up_pending and event.assigned
+            else None
+        )
         for name in ordered:
             state = states[name]
             if state.failed:
@@ -109,7 +138,9 @@ def replay_events(
                 else:
                     assignor = loaded[name]
                     protocol = assignor.protocol
-                    result = _assign(assignor, members, counts, state, inputs)
+                    result = _replayed(
+                        assignor, event, members, counts, state, inputs, not event.single_round
+                    )
             except Exception as exc:
                 state.failed = True
                 yield ReplayRow(
@@ -139,10 +170,14 @@ def replay_events(
                 partition_count=len(universe),
                 conforms=None,
                 differing_partitions=None,
+                conformance_basis=None,
             )
-            if name == OBSERVED and expected is not None and event.previous is not None:
-                differing = differing_partitions(expected, result, universe)
-                values.update(conforms=differing == 0, differing_partitions=differing)
+            if name == OBSERVED and event.previous is not None:
+                values.update(
+                    _conformance(
+                        [expected, before_follow_up], result, universe, basis, snapshot.strategy
+                    )
+                )
             yield ReplayRow("replay_metrics", values)
             for key, tps in sorted(result.items()):
                 yield ReplayRow(
@@ -157,28 +192,60 @@ def replay_events(
             if reuse and name == snapshot.strategy:
                 expected = result
             state.assignment = {k: list(v) for k, v in result.items()}
-            state.generation += 1
+            state.generation += 1 + len(event.steps)
         if observed_complete or not members:
             shadow.assignment = observed
         elif expected is not None:
             shadow.assignment = expected
-        shadow.generation += 1
+        shadow.generation += 1 + len(event.steps)
+
+
+def _conformance(
+    expected: list[Assignment | None],
+    observed: Assignment,
+    universe: list[TopicPartition],
+    basis: str,
+    strategy: str | None,
+) -> dict[str, Any]:
+    """An observed row's conforms, differing_partitions and conformance_basis: judged
+    against `basis`'s assignor of the declared strategy at the round (or rounds: a
+    capture that may predate a follow-up round) the capture can show, the nearest of
+    them; none where the group declares no strategy we replay."""
+    if basis.startswith(UNDECIDED):
+        return {"conformance_basis": basis}
+    if expected[0] is None:
+        if strategy in available_assignors():  # the assignor failed on the group
+            return {"conformance_basis": f"{UNDECIDED}{basis}'s {strategy} failed on the group"}
+        return {}
+    differing = min(differing_partitions(e, observed, universe) for e in expected if e is not None)
+    return {
+        "conforms": differing == 0,
+        "differing_partitions": differing,
+        "conformance_basis": basis,
+    }
 
 
 def _expected(
     event: RebalanceEvent,
+    basis: str,
     shadow: _State,
     members: Mapping[str, MemberSnapshot],
     counts: Mapping[str, int],
     inputs: _Inputs,
+    follow_up: bool = True,
 ) -> Assignment | None:
-    """The declared strategy's assignment at this event from the shadow state; None
-    when the group declares none we replay, or an assignor failed on it."""
+    """The declared strategy's assignment at this event from the shadow state, as
+    `basis`'s assignor gives it (without `follow_up`: before a cooperative assignor's
+    follow-up round); None when the group declares none we replay, the basis is
+    undecided, or the assignor failed on it."""
     strategy = event.snapshot.strategy
-    if strategy not in available_assignors():
+    if strategy not in available_assignors() or basis.startswith(UNDECIDED):
+        return None
+    assignor = get_assignor(strategy) if basis == KAFKA else librdkafka_assignor(strategy)
+    if assignor is None:
         return None
     try:
-        return _assign(get_assignor(strategy), members, counts, shadow, inputs)
+        return _replayed(assignor, event, members, counts, shadow, inputs, follow_up)
     except Exception:  # the replay of that assignor reports it in replay_errors
         return None
 
@@ -203,7 +270,9 @@ def _seed(
                 if all(m.assignment is not None for m in members.values()):
                     state.assignment = observed
             else:
-                state.assignment = _assign(loaded[name], members, counts, state, inputs)
+                state.assignment = _assign(
+                    loaded[name], members, counts, state.assignment, state.generation, inputs
+                )
         except Exception as exc:
             state.failed = True
             reason = f"{type(exc).__name__} on the baseline capture: {exc}"
@@ -247,13 +316,39 @@ class _TakesTopicIds(Protocol):
     ) -> Assignment: ...
 
 
-def _assign(
+def _replayed(
     assignor: Assignor,
+    event: RebalanceEvent,
     members: Mapping[str, MemberSnapshot],
     counts: Mapping[str, int],
     state: _State,
     inputs: _Inputs,
+    follow_up: bool = True,
 ) -> dict[str, list[TopicPartition]]:
+    """The assignor's answer to the event from `state`: one round per step (a
+    cooperative follow-up round that changed the members), then the event's members'
+    round and, cooperative, its follow-up (unless `follow_up` is false)."""
+    owned, generation = state.assignment, state.generation
+    for step in event.steps:
+        step_members = {m.key: m for m in step.members}
+        counts_then = step.subscribed_counts()
+        owned = _assign(assignor, step_members, counts_then, owned, generation, inputs, False)
+        generation += 1
+    return _assign(assignor, members, counts, owned, generation, inputs, follow_up)
+
+
+def _assign(
+    assignor: Assignor,
+    members: Mapping[str, MemberSnapshot],
+    counts: Mapping[str, int],
+    owned: Mapping[str, list[TopicPartition]],
+    generation: int,
+    inputs: _Inputs,
+    follow_up: bool = True,
+) -> dict[str, list[TopicPartition]]:
+    """One generation's assignment from what the members own (by member key); a
+    cooperative assignor's follow-up round too, unless `follow_up` is false (a round
+    another generation continues)."""
     by_id = {m.member_id: key for key, m in members.items()}
 
     def subscriptions(
@@ -264,10 +359,10 @@ def _assign(
             for key, m in members.items()
         }
 
-    result = inputs.assign(assignor, counts, subscriptions(state.assignment, state.generation))
-    if assignor.protocol == "cooperative" and assignor.name != "uniform":
+    result = inputs.assign(assignor, counts, subscriptions(owned, generation))
+    if follow_up and assignor.protocol == "cooperative" and assignor.name != "uniform":
         first = {by_id[m]: tps for m, tps in result.items()}
-        result = inputs.assign(assignor, counts, subscriptions(first, state.generation + 1))
+        result = inputs.assign(assignor, counts, subscriptions(first, generation + 1))
     return {by_id[m]: list(tps) for m, tps in result.items()}
 
 

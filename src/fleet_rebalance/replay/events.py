@@ -49,17 +49,39 @@ class RebalanceEvent:
     static_avoidable: bool = False
     # How the capture confirming a logged generation differs from the log's members.
     capture_difference: str | None = None
-    # The consumer (its identity: group.instance.id, client id or host) this event let
-    # go, the one it took back in after it had left, and how long that one was away (or,
-    # with only `departed`, how long until it came back; null: not that day).
+    # The consumers (their identity: group.instance.id, client id or host) this event let
+    # go, those it took back in after they had left (each once, comma-separated), and the
+    # longest of their absences, from when they fell silent (a LeaveGroup, or an expired
+    # member's last heartbeat: its session timeout before the expiry) to their return (or,
+    # with only `departed`, until they came back; null: not that day).
     departed: str | None = None
     returned: str | None = None
     away_ms: int | None = None
+    # The session timeout of the consumer(s) it names that the coordinator expired (how
+    # long they were silent before the expiry line, counted in away_ms), and whether the
+    # conf's default stood in for a timeout no log line gave (session_timeouts.py).
+    session_timeout_ms: int | None = None
+    session_timeout_assumed: bool | None = None
     # The capture whose lags the event is measured with, and the two captures around it
     # (its produce rates: `rates`, messages per second per partition).
     lags_at: dt.datetime | None = None
     window: tuple[dt.datetime, dt.datetime] | None = None
     rates: Mapping[TopicPartition, float] = field(default_factory=dict)
+    # The member sets of the generations of this rebalance before its last: cooperative
+    # follow-up rounds that also took members in or let them go (history.py), replayed
+    # as steps of their own (engine.py); the event itself is still one rebalance.
+    steps: tuple[Snapshot, ...] = ()
+    # The member the coordinator names as the leader that sent this generation's
+    # assignment (a classic group; null where no log names it), and whether the
+    # coordinator assigned it itself (a KIP-848 epoch): who ran the assignor.
+    leader: str | None = None
+    coordinator_assigned: bool = False
+    # The capture confirming this generation was stamped before its last (cooperative)
+    # follow-up round ended: it may show the round before (history.py).
+    follow_up_pending: bool = False
+    # A cooperative generation without a follow-up round of its own: the next rebalance
+    # took its revoking members in (history.py); replayed as one round, no follow-up.
+    single_round: bool = False
 
 
 def classify(previous: Snapshot | None, current: Snapshot) -> str | None:

@@ -102,6 +102,9 @@ class Generation:
     # The member_count of the generation before it (None: not logged).
     previous_count: int | None = None
     broker: int | None = None  # the coordinator's: the start line's, else the end line's
+    # The member whose SyncGroup brought the assignment (`Assignment received from leader
+    # $m ... for generation $g`, 3.0+): the client that ran the assignor.
+    leader: str | None = None
 
     @property
     def at(self) -> dt.datetime:
@@ -215,6 +218,9 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
                 gen.member_count = _member_count(event, row.get("line"))
                 if gen.started_at is None:
                     gen.broker = row.get("broker")
+        elif event == "assignment_received" and number in by_number:
+            gen = by_number[number]  # it follows the generation's Stabilized line
+            gen.leader = gen.leader or row.get("member_id")
         elif event in MEMBER_EVENTS:
             members.append(
                 MemberLine(

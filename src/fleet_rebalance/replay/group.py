@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from fleet_rebalance.assignors import TopicPartition
+from fleet_rebalance.replay.client_library import ClientLibraries
 from fleet_rebalance.replay.engine import replay_events
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.history import Coverage, Settings, group_history
@@ -70,11 +71,13 @@ def replay_rows(
     coverage: Mapping[str, Coverage] | None = None,
     settings: Settings | None = None,
     topic_ids: Mapping[str, Mapping[str, str]] | None = None,
+    libraries: ClientLibraries | None = None,
 ) -> list[dict[str, Any]]:
     """Every silver row of one (cluster, group_id), each a dict naming its `_table`;
     a failure anywhere is one replay_errors row instead. `coverage`: each cluster's
     logged hours (history.Coverage); a cluster without one has its captures only.
-    `topic_ids`: each cluster's topic ids by name (the uniform assignor's ties)."""
+    `topic_ids`: each cluster's topic ids by name (the uniform assignor's ties);
+    `libraries`: which clients are librdkafka's (client_library.py)."""
     cluster, group = key
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
@@ -97,7 +100,7 @@ def replay_rows(
             collections.deque(events, maxlen=0)  # records their rebalance_events rows only
             return rows
         ids = (topic_ids or {}).get(cluster)
-        for row in replay_events(events, assignors, topic_ids=ids):
+        for row in replay_events(events, assignors, topic_ids=ids, libraries=libraries):
             values = dict(row.values)
             if row.table == "replay_metrics":
                 values.update(labels[values["event_seq"]])
@@ -250,6 +253,8 @@ def snapshots_from(
         at, before = instants[code], last
         last = at
         counts = dict(index.highest.get(np.datetime64(at, "ns"), {}))
+        if not counts:  # nothing of the group in its offsets view: its members view's
+            counts = _assigned_counts(members)
         i = bisect.bisect_right(times, at)
         if i:
             if i not in known:
@@ -295,6 +300,18 @@ def _snapshot(
     )
 
 
+def _assigned_counts(members: list[tuple]) -> dict[str, int]:
+    """Partitions per topic as a capture's members view shows them assigned (highest + 1):
+    a topic has at least those."""
+    counts: dict[str, int] = {}
+    for row in members:
+        topics, partitions = row[ARRAYS + 1], row[ARRAYS + 2]
+        if topics is not None and partitions is not None:
+            for topic, partition in zip(topics, partitions, strict=True):
+                counts[topic] = max(counts.get(topic, 0), int(partition) + 1)
+    return counts
+
+
 def _frozen(value: Any) -> Any:
     """A cell as a value that compares by content (arrays compare element-wise)."""
     if isinstance(value, np.ndarray):
@@ -328,21 +345,45 @@ def _member(
 
 
 def fill_unknown_subscriptions(snapshots: Iterable[Snapshot]) -> Iterator[Snapshot]:
-    """A subscription unknown at a capture (null: its offsets capture failed) is the
-    member's last known one, else the group's last known one (homogeneous groups)."""
+    """A subscription unknown at a capture (null: its offsets view had nothing of the
+    group: it failed, or showed the group rebalancing, or was taken before the group had
+    joined) is the member's last known one, else the group's last known one
+    (homogeneous groups). Before any is known, the captures wait for the first one that
+    knows one: the member's first known one, else the group's; where none ever is, the
+    topics the members view shows the group assigned."""
     last_member: dict[str, tuple[str, ...]] = {}
-    last_group: tuple[str, ...] = ()
+    last_group: tuple[str, ...] | None = None
+    held: list[Snapshot] = []
     for snapshot in snapshots:
-        members = []
-        unknown = False
-        for m in snapshot.members:
-            if m.subscription is None:
-                m = replace(m, subscription=last_member.get(m.key, last_group))
-                unknown = True
-            else:
-                last_member[m.key] = last_group = m.subscription
-            members.append(m)
-        yield replace(snapshot, members=tuple(members)) if unknown else snapshot
+        known = {m.key: m.subscription for m in snapshot.members if m.subscription is not None}
+        if last_group is None and not known:
+            held.append(snapshot)
+            continue
+        for early in held:
+            yield _filled(early, known, list(known.values())[-1])
+        held = []
+        last_member.update(known)
+        last_group = list(known.values())[-1] if known else last_group
+        yield _filled(snapshot, last_member, last_group or ())
+    for early in held:  # no capture of the day knows a subscription
+        yield _filled(early, {}, _assigned_topics(early))
+
+
+def _filled(
+    snapshot: Snapshot, by_key: Mapping[str, tuple[str, ...]], group: tuple[str, ...]
+) -> Snapshot:
+    """The snapshot with each unknown subscription the member's in `by_key`, else `group`."""
+    if all(m.subscription is not None for m in snapshot.members):
+        return snapshot
+    members = tuple(
+        m if m.subscription is not None else replace(m, subscription=by_key.get(m.key, group))
+        for m in snapshot.members
+    )
+    return replace(snapshot, members=members)
+
+
+def _assigned_topics(snapshot: Snapshot) -> tuple[str, ...]:
+    return tuple(sorted({tp.topic for m in snapshot.members for tp in m.assignment or ()}))
 
 
 def _recorded(
@@ -378,6 +419,8 @@ def _recorded(
                 "departed": event.departed,
                 "returned": event.returned,
                 "away_ms": event.away_ms,
+                "session_timeout_ms": event.session_timeout_ms,
+                "session_timeout_assumed": event.session_timeout_assumed,
             }
         )
         labels[event.seq] = {"event_at": event.at, "trigger": event.trigger}

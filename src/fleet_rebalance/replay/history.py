@@ -15,7 +15,10 @@ assignment is the next capture's where the next lists the same members and the l
 cover the time between with no generation in it. In a period:
 - each generation that ended in it, in an hour the cluster's coordinator logs cover
   (Coverage), is one event (a cooperative group's revocation round is part of the
-  generation before it);
+  generation before it: one rebalance; where that round also took a member in or let one
+  go, the generations before it are the event's `steps`, each replayed with its own
+  member set; one without a revocation round of its own, the next rebalance started
+  within FOLLOW_UP_WINDOW of its end, is one round of the assignor, `single_round`);
 - its member set is the period's first capture's, carried forward through the log's
   member evidence in time order (member_changes.py). A static member back under its
   group.instance.id is the same member (no event). A member never captured has the
@@ -64,7 +67,12 @@ from fleet_rebalance.replay.events import (
     RebalanceEvent,
     classify,
 )
-from fleet_rebalance.replay.generations import MEMBER_LEAD, Generation, group_generations
+from fleet_rebalance.replay.generations import (
+    FOLLOW_UP_WINDOW,
+    MEMBER_LEAD,
+    Generation,
+    group_generations,
+)
 from fleet_rebalance.replay.identities import (
     Departure,
     Identity,
@@ -75,6 +83,11 @@ from fleet_rebalance.replay.identities import (
     shared_attributes,
 )
 from fleet_rebalance.replay.member_changes import Change, member_changes
+from fleet_rebalance.replay.session_timeouts import (
+    DEFAULT_SESSION_TIMEOUT_MS,
+    SessionTimeout,
+    SessionTimeouts,
+)
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 HOUR = dt.timedelta(hours=1)
@@ -111,6 +124,8 @@ class Settings:
     rejoin_window: dt.timedelta = dt.timedelta(seconds=600)
     static_timeout: dt.timedelta = dt.timedelta(seconds=300)
     capture_skew: dt.timedelta = dt.timedelta(seconds=10)
+    # session.timeout.ms of a consumer whose log does not give it (session_timeouts.py)
+    session_timeout: dt.timedelta = dt.timedelta(milliseconds=DEFAULT_SESSION_TIMEOUT_MS)
 
 
 @dataclass
@@ -122,17 +137,30 @@ class _Day:
     returned: dict[str, Return]  # departed member id -> its return
     known: dict[str, Identity]
     settings: Settings
+    # Expired member id -> its session timeout (how long it was silent before the line).
+    expiries: dict[str, SessionTimeout] = field(default_factory=dict)
     generations: list[Generation] = field(default_factory=list)
     # Generation -> the capture stamp it is before, where a capture taken just after its
-    # end already shows it (module docstring); else its end places it.
+    # end already shows it (module docstring); else placed_at places it.
     placed: dict[int, dt.datetime] = field(default_factory=dict)
+    # Generation -> when each of its rounds ended that a follow-up round changing the
+    # members continued (_merged): the ends of its steps.
+    steps: dict[int, tuple[dt.datetime, ...]] = field(default_factory=dict)
+    # Generation -> when its members settled (_merged): where a capture can show it.
+    settled: dict[int, dt.datetime] = field(default_factory=dict)
+    # Generations whose revoking members rejoined into the next rebalance (_absorbed).
+    absorbed: frozenset[int] = frozenset()
 
     @cached_property
     def change_times(self) -> list[dt.datetime]:
         return [c.at for c in self.changes]
 
     def placed_at(self, gen: Generation) -> dt.datetime:
-        return self.placed.get(gen.generation, gen.ended)
+        """Where the generation is in the day: before the capture it is placed before
+        (_placements), else when its members settled (a later revocation round moves
+        partitions only), else its end."""
+        number = gen.generation
+        return self.placed.get(number, self.settled.get(number, gen.ended))
 
 
 def group_history(
@@ -208,31 +236,67 @@ def _day(usable: list[Snapshot], log_rows: Sequence[Mapping[str, Any]], settings
         for s in usable
         for m in s.members
     }
+    first_seen: dict[str, dt.datetime] = {}
+    for s in usable:
+        for m in s.members:
+            first_seen.setdefault(m.member_id, s.captured_at)
     generations = group_generations(log_rows)
     changes = member_changes(generations, log_rows)
-    departures = [Departure(c.at, c.member_id, c.kind) for c in changes if c.action == "remove"]
-    arrivals = [(c.at, c.member_id) for c in changes if c.action == "add"]
     for c in changes:
         if c.action == "add" and c.instance_id:
             seen = known.get(c.member_id, Identity())
             known[c.member_id] = replace(seen, instance_id=c.instance_id)
+    logged = SessionTimeouts.logged(log_rows, settings.session_timeout // MILLISECOND)
+    expiries = {
+        c.member_id: logged.of(c.member_id, identity_of(c.member_id, known))
+        for c in changes
+        if c.action == "remove" and c.expired
+    }
+    departures = [
+        Departure(c.at, c.member_id, c.kind, _silent(expiries.get(c.member_id)))
+        for c in changes
+        if c.action == "remove"
+    ]
+    arrivals = [(c.at, c.member_id) for c in changes if c.action == "add"]
     shared = shared_attributes([identity_of(m.member_id, known) for m in s.members] for s in usable)
-    returns = pair_returns(departures, arrivals, known, settings.rejoin_window, shared)
+    returns = pair_returns(departures, arrivals, known, settings.rejoin_window, shared, first_seen)
     returned = {r.departure.member_id: r for r in returns.values()}
-    merged = _merged(generations)
-    placed = _placements(usable, merged, settings.capture_skew)
-    return _Day(changes, returns, returned, known, settings, merged, placed)
+    merged, steps, settled = _merged(generations)
+    placed = _placements(usable, merged, settings.capture_skew, settled)
+    return _Day(
+        changes,
+        returns,
+        returned,
+        known,
+        settings,
+        expiries,
+        merged,
+        placed,
+        steps,
+        settled,
+        _absorbed(merged, settled),
+    )
+
+
+def _silent(session: SessionTimeout | None) -> dt.timedelta:
+    return dt.timedelta(milliseconds=session.ms) if session is not None else dt.timedelta(0)
 
 
 def _placements(
-    usable: list[Snapshot], generations: list[Generation], skew: dt.timedelta
+    usable: list[Snapshot],
+    generations: list[Generation],
+    skew: dt.timedelta,
+    settled: Mapping[int, dt.datetime],
 ) -> dict[int, dt.datetime]:
-    """Generations that ended just after a capture's stamp but that the capture shows
-    (module docstring) -> that stamp, with every generation that ended before them."""
+    """Generations whose members settled just after a capture's stamp but that the
+    capture shows (module docstring) -> that stamp, with every generation that ended
+    before them. A generation's members settle when its last round that took a member in
+    or let one go ended (`settled`; a later revocation round moves only partitions)."""
     placed: dict[int, dt.datetime] = {}
+    when = {g.generation: settled.get(g.generation, g.ended) for g in generations}
     for before, capture in zip([None, *usable], usable, strict=False):
         stamp = capture.captured_at
-        late = [g for g in generations if stamp < g.ended <= stamp + skew]
+        late = [g for g in generations if stamp < when[g.generation] <= stamp + skew]
         listed = {m.member_id for m in capture.members}
         had = {m.member_id for m in before.members} if before is not None else set()
         shown = [
@@ -241,26 +305,67 @@ def _placements(
             if (g.added or g.removed & had) and g.added <= listed and not g.removed & listed
         ]
         if shown:
-            last = shown[-1].ended
-            placed.update((g.generation, stamp) for g in late if g.ended <= last)
+            last = when[shown[-1].generation]
+            placed.update((g.generation, stamp) for g in late if when[g.generation] <= last)
     return placed
 
 
-def _merged(generations: list[Generation]) -> list[Generation]:
+def _merged(
+    generations: list[Generation],
+) -> tuple[list[Generation], dict[int, tuple[dt.datetime, ...]], dict[int, dt.datetime]]:
     """Generations with each cooperative revocation round folded into the one before:
-    that one then ends when its follow-up ended."""
+    that one then ends when its follow-up ended, with the follow-up's member count and
+    leader. And per merged generation, the ends of the rounds a follow-up that took a
+    member in or let one go continued (its steps), and the end of the last round that
+    changed its members (when they settled)."""
     merged: list[Generation] = []
+    steps: dict[int, tuple[dt.datetime, ...]] = {}
+    settled: dict[int, dt.datetime] = {}
     for gen in generations:
         if gen.follow_up and merged:
             last = merged[-1]
+            settled.setdefault(last.generation, last.ended)
+            if _changes_members(gen):
+                steps[last.generation] = (*steps.get(last.generation, ()), last.ended)
+                settled[last.generation] = gen.ended
             merged[-1] = replace(
                 last,
                 stabilized_at=gen.stabilized_at or last.stabilized_at,
                 members=[*last.members, *gen.members],
+                member_count=last.member_count if gen.member_count is None else gen.member_count,
+                leader=gen.leader or last.leader,
             )
         else:
             merged.append(gen)
-    return merged
+    return merged, steps, settled
+
+
+def _absorbed(merged: list[Generation], settled: Mapping[int, dt.datetime]) -> frozenset[int]:
+    """Classic generations with no follow-up round of their own that the next rebalance
+    started within FOLLOW_UP_WINDOW of: their members rejoin into it (a member joining
+    right after a cooperative round: the revoking members' rejoin is that rebalance's,
+    logged with the newcomer's reason), so each was one round of the assignor."""
+    return frozenset(
+        g.generation
+        for g, h in itertools.pairwise(merged)
+        if g.protocol == "classic"
+        and g.generation not in settled
+        and g.stabilized_at is not None
+        and h.started_at is not None
+        and dt.timedelta(0) <= h.started_at - g.stabilized_at <= FOLLOW_UP_WINDOW
+    )
+
+
+def _changes_members(gen: Generation) -> bool:
+    """A generation that took a member in or let one go: its lines name one (a KIP-394
+    first join included: 3.x logs the second at DEBUG), or its Stabilized count is not
+    the generation before's."""
+    counts = (gen.member_count, gen.previous_count)
+    return (
+        bool(gen.added or gen.removed)
+        or any(m.event == "member_pending" for m in gen.members)
+        or (None not in counts and counts[0] != counts[1])
+    )
 
 
 def _confirmed(day: _Day, opens: dt.datetime | None, capture: Snapshot) -> int | None:
@@ -347,8 +452,8 @@ def _captured(
         evidence=evidence,
         static_avoidable=avoidable,
         capture_difference=note,
-        departed=_label(pairs[0].old) if pairs else None,
-        returned=_label(pairs[0].new) if pairs else None,
+        departed=_listed([_label(p.old) for p in pairs]),
+        returned=_listed([_label(p.new) for p in pairs]),
         lags_at=current.captured_at,
         window=(previous.captured_at, current.captured_at),
     )
@@ -383,7 +488,14 @@ def _logged(
         last = confirmed and index == len(generations) - 1
         old = dict(state)
         # A KIP-848 epoch is bumped by the member change it follows; a classic generation
-        # takes every member that joined or was dropped until it stabilized.
+        # takes every member that joined or was dropped until it stabilized, each of its
+        # steps those until the step's round ended.
+        strategy = _strategy(gen, previous, current)
+        steps = []
+        for end in day.steps.get(gen.generation, ()):
+            while pending and pending[0].at <= end:
+                _apply(state, pending.pop(0), topics, day)
+            steps.append(_reconstructed(end, state, topics, strategy))
         cutoff = gen.at if gen.protocol == "consumer" else gen.ended
         while pending and pending[0].at <= cutoff:
             _apply(state, pending.pop(0), topics, day)
@@ -402,14 +514,14 @@ def _logged(
             snapshot = replace(current, captured_at=gen.at)
             source = BOTH
         else:
-            snapshot = _reconstructed(gen.at, state, topics, _strategy(gen, previous, current))
+            snapshot = _reconstructed(gen.at, state, topics, strategy)
             source = LOGS
         trigger = classify(before, snapshot) or NO_CHANGE
         added = {m.member_id for k, m in state.items() if k not in old}
         removed = {m.member_id for k, m in old.items() if k not in state}
         added, removed = added | gen.added, removed | gen.removed
         cause, evidence = _cause(gen, trigger, added, removed, day)
-        departed, returned, away = _comings_and_goings(added, removed, day)
+        comings = _comings_and_goings(added, removed, day)
         events.append(
             RebalanceEvent(
                 seq + index,
@@ -426,11 +538,20 @@ def _logged(
                 evidence=evidence,
                 static_avoidable=_avoidable(added, removed, day),
                 capture_difference="; ".join(notes) or None,
-                departed=departed,
-                returned=returned,
-                away_ms=away,
+                departed=comings.departed,
+                returned=comings.returned,
+                away_ms=comings.away_ms,
+                session_timeout_ms=comings.session.ms if comings.session else None,
+                session_timeout_assumed=comings.session.assumed if comings.session else None,
                 lags_at=current.captured_at if topics is current else previous.captured_at,
                 window=(previous.captured_at, current.captured_at),
+                steps=tuple(steps),
+                leader=gen.leader,
+                coordinator_assigned=gen.protocol == "consumer",
+                follow_up_pending=(
+                    last and gen.generation in day.settled and gen.ended > current.captured_at
+                ),
+                single_round=gen.generation in day.absorbed,
             )
         )
         if last:
@@ -555,12 +676,7 @@ def _cause(
         named = INCIDENT.get(departure_kind, departure_kind)
         if back.by == "instance id":
             named = "deploy_restart"  # a static member back past its session timeout
-        away = back.away.total_seconds()
-        text = (
-            f"{back.identity.label()} ({back.by}) left as {back.departure.member_id} and was "
-            f"back {away:.0f} s later as {back.member_id}"
-        )
-        return named, _join(line, text)
+        return named, _join(line, _incident_text(back, day))
     if cause in GENERIC and trigger in TOPIC_TRIGGERS:
         return trigger, _join(line, f"the next capture shows {trigger.replace('_', ' ')}")
     if cause == "unknown" and (added or removed):
@@ -568,22 +684,56 @@ def _cause(
     return cause, line
 
 
-def _comings_and_goings(
-    added: set[str], removed: set[str], day: _Day
-) -> tuple[str | None, str | None, int | None]:
-    """(departed, returned, away_ms) of a logged generation (RebalanceEvent says what)."""
-    back = next((day.returns[m] for m in sorted(added) if m in day.returns), None)
+def _incident_text(back: Return, day: _Day) -> str:
+    who = f"{back.identity.label()} ({back.by})"
+    away = back.away.total_seconds()
+    session = day.expiries.get(back.departure.member_id)
+    if session is None:
+        return (
+            f"{who} left as {back.departure.member_id} and was back {away:.0f} s later as "
+            f"{back.member_id}"
+        )
+    gap = (back.arrival_at - back.departure.at).total_seconds()
+    source = "assumed: metrics.session_timeout_ms" if session.assumed else "as logged"
+    return (
+        f"{who} was expired as {back.departure.member_id} and was back as {back.member_id} "
+        f"{gap:.0f} s after the expiry: away {away:.0f} s at least, silent for its session "
+        f"timeout of {session.ms / 1000:g} s ({source}) before it"
+    )
+
+
+@dataclass(frozen=True)
+class _Comings:
+    """RebalanceEvent's departed, returned, away_ms and session timeout of an event."""
+
+    departed: str | None = None
+    returned: str | None = None
+    away_ms: int | None = None
+    session: SessionTimeout | None = None
+
+
+def _comings_and_goings(added: set[str], removed: set[str], day: _Day) -> _Comings:
+    """Every consumer a logged generation let go and took back in (RebalanceEvent says
+    what), the longest absence among them, and the session timeout of those expired."""
+    backs = [day.returns[m] for m in sorted(added) if m in day.returns]
     gone = sorted(removed)
-    departed = None
-    if gone:
-        later = next((day.returned[m] for m in gone if m in day.returned), None)
-        who = later.identity if later else identity_of(gone[0], day.known)
-        departed = who.label() if who.attributes() else None
-        if back is None and later is not None:
-            return departed, None, later.away // MILLISECOND
-    if back is not None:
-        return departed, back.identity.label(), back.away // MILLISECOND
-    return departed, None, None
+    departed = []
+    for member in gone:
+        later = day.returned.get(member)
+        who = later.identity if later else identity_of(member, day.known)
+        if who.attributes():
+            departed.append(who.label())
+    returns = backs or [day.returned[m] for m in gone if m in day.returned]
+    away = max(r.away for r in returns) // MILLISECOND if returns else None
+    named = dict.fromkeys([*gone, *(r.departure.member_id for r in returns)])
+    expired = [day.expiries[m] for m in named if m in day.expiries]
+    session = max(expired, key=lambda t: (t.ms, t.assumed)) if expired else None
+    return _Comings(_listed(departed), _listed([b.identity.label() for b in backs]), away, session)
+
+
+def _listed(labels: list[str]) -> str | None:
+    """Consumers' labels as one cell: each once, in the order given, comma-separated."""
+    return ", ".join(dict.fromkeys(labels)) or None
 
 
 def _incident(

@@ -86,6 +86,9 @@ class Departure:
     at: dt.datetime
     member_id: str
     kind: str  # the cause the log gives the removal: scale_in, session_timeout, ...
+    # How long before `at` the consumer fell silent: an expired member's session timeout
+    # (no heartbeat for that long), zero for a member that left (a LeaveGroup).
+    silent: dt.timedelta = dt.timedelta(0)
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,10 @@ class Return:
 
     @property
     def away(self) -> dt.timedelta:
-        return max(self.arrival_at - self.departure.at, dt.timedelta(0))
+        """From when the departed member fell silent (an expiry's line less its session
+        timeout) to the arrival; zero for an arrival before even that."""
+        silent_since = self.departure.at - self.departure.silent
+        return max(self.arrival_at - silent_since, dt.timedelta(0))
 
 
 def pair_returns(
@@ -109,22 +115,28 @@ def pair_returns(
     known: Mapping[str, Identity],
     window: dt.timedelta,
     shared: frozenset[str] = frozenset(),
+    first_seen: Mapping[str, dt.datetime] | None = None,
 ) -> dict[str, Return]:
     """arrival member id -> its Return, for arrivals that are a departed consumer back.
     A member's first departure and first arrival count (a reason and a member line may
     both name it). An arrival takes the latest departure of its identity within
     `window` before it, else the first within `window` after it of a member that was in
     the group before it arrived (a restarted process that joined before its dead
-    predecessor's session expired), else the latest before it whenever it was."""
+    predecessor's session expired), else the latest before it whenever it was. A member
+    the log never saw arrive arrived when a capture first showed it (`first_seen`; a
+    static member rejoining under a new id, whose id the old coordinator's line does not
+    give), else was there from the start."""
     first_departures: dict[str, Departure] = {}
     for d in sorted(departures, key=lambda d: d.at):
         first_departures.setdefault(d.member_id, d)
     open_departures = sorted(first_departures.values(), key=lambda d: (d.at, d.member_id))
-    first_arrivals: dict[str, dt.datetime] = {}
+    first_arrivals: dict[str, dt.datetime] = dict(first_seen or {})
+    logged: dict[str, dt.datetime] = {}
     for at, member in sorted(arrivals):
-        first_arrivals.setdefault(member, at)
+        logged.setdefault(member, at)
+    first_arrivals.update(logged)
     found: dict[str, Return] = {}
-    for member, at in sorted(first_arrivals.items(), key=lambda kv: (kv[1], kv[0])):
+    for member, at in sorted(logged.items(), key=lambda kv: (kv[1], kv[0])):
         who = identity_of(member, known)
         earlier = [
             d for d in open_departures if d.at <= at or _arrived_before(d, at, first_arrivals)

@@ -1,14 +1,21 @@
 """The member facts of a group's coordinator log: who joined, left, was expired or
 fenced, and when (history.py carries a member set forward through them).
 
-Each is a member line (KIP-394's second JoinGroup, static and KIP-848 joins, leaves,
-expiries, fencings, the members a `removed dynamic members` set names) or a member a
+Each is a member line (KIP-394's joins, static and KIP-848 joins, leaves, expiries,
+fencings, the members a `removed dynamic members` set names) or a member a
 generation's start reason names (`Adding new member`, `Removing member ... on
 LeaveGroup`, `removing member ... on heartbeat expiration`, ``explicit `LeaveGroup`
 request for (...)``); a member both name is one fact twice, harmless to apply twice. A
 static member back under a new member id within its session timeout is a `rekey`: the
-same member, no rebalance. A KIP-848 static member that `temporarily left` keeps its
-place; a static member's fenced request (a stale id) or refused join changes nothing.
+same member, no rebalance. A KIP-394 member is added at its first JoinGroup (`Dynamic
+member with unknown member id joins ... Created a new member id`): its second one, which
+makes it a member, is logged at DEBUG up to 3.9 (INFO from 4.0), and a pending member
+that never sends it is removed by its own line (`Pending member ... has been removed
+after session timeout expiration`). A KIP-848 static member that `temporarily left`
+keeps its place; a static member's fenced request (a stale id) or refused join changes
+nothing. A removal is an expiry (`expired`) when the coordinator removed the member
+because no heartbeat came for its session timeout: the member had been silent since at
+least that long before the line.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any
 from fleet_rebalance.replay.generations import Generation
 from fleet_rebalance.replay.log_causes import member_cause
 
-ADDS = ("member_joined", "static_member_joined")
+ADDS = ("member_pending", "member_joined", "static_member_joined")
 REMOVES = ("member_left", "member_failed", "member_fenced")
 INSTANCE_IN_LINE = [
     re.compile(r"groupInstanceId=([^\s,]+)"),
@@ -32,6 +39,9 @@ INSTANCE_IN_LINE = [
 ]
 # The old coordinator's static rejoin names the replaced id, not the new one.
 REPLACED_OLD = re.compile(r"Replacing previously mapped member")
+# Removals for a session timeout: a KIP-848 fencing's reason, a classic generation's.
+SESSION_EXPIRED = re.compile(r"session expired")
+HEARTBEAT_EXPIRATION = re.compile(r"on heartbeat expiration")
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,7 @@ class Change:
     instance_id: str | None
     kind: str  # the cause the log gives it (scale_out, scale_in, session_timeout, ...)
     line: str
+    expired: bool = False  # a removal for a session timeout (module docstring)
 
 
 def member_changes(
@@ -67,16 +78,23 @@ def member_changes(
                 found.append(Change(row["logged_at"], "rekey", member, instance, "", row["line"]))
         elif event in REMOVES and _removes(event, reason):
             kind = member_cause(event, reason)
-            found.append(Change(row["logged_at"], "remove", member, None, kind, row["line"]))
+            expired = (event == "member_failed" and not reason) or (
+                event == "member_fenced" and SESSION_EXPIRED.search(reason or "") is not None
+            )
+            found.append(
+                Change(row["logged_at"], "remove", member, None, kind, row["line"], expired)
+            )
     for gen in generations:
         reading = gen.reading
         if reading.action is None or gen.started_at is None:
             continue
         action = "add" if reading.action == "add" else "remove"
         kind, _ = gen.cause() if action == "remove" else ("scale_out", None)
+        expired = HEARTBEAT_EXPIRATION.search(gen.start_reason or "") is not None
+        line = gen.start_line or ""
         for member in reading.members:
             found.append(
-                Change(gen.started_at, action, member, reading.instance, kind, gen.start_line or "")
+                Change(gen.started_at, action, member, reading.instance, kind, line, expired)
             )
     return sorted(found, key=lambda c: (c.at, c.action == "add", c.member_id))
 

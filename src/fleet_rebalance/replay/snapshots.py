@@ -61,14 +61,13 @@ class Snapshot:
     def rebalancing(self) -> bool:
         """Mid-rebalance: the tool or the broker's state says so, or (old coordinator)
         every member is listed with an empty assignment although the group subscribes
-        to partitions."""
+        to partitions. A member whose assignment is not known (a 3.8/3.9 topic-less one
+        the offsets view could not resolve) may hold partitions: no such capture is."""
         if self.warned or self.state in REBALANCING_STATES:
             return True
-        assigned = [m.assignment for m in self.members if m.assignment is not None]
         return (
             bool(self.members)
-            and bool(assigned)
-            and not any(assigned)
+            and all(m.assignment == () for m in self.members)
             and any(self.partition_counts.get(t, 0) for m in self.members for t in m.topics)
         )
 
