@@ -63,7 +63,7 @@ CONSUMER_PROTOCOL = "consumer"
 DEFAULT_SESSION_MS = 45_000
 MAX_SESSION_MS = 1_800_000
 MAX_CONSUMER_SESSION_MS = 60_000
-MIN_PROPOSED_SESSION_MS = 60_000  # less is not worth a roll of every consumer
+MIN_PROPOSED_SESSION_MS = 60_000  # a minute at least: room for a stall a little longer
 DEFAULT_POLL_MS = 300_000  # max.poll.interval.ms
 ROUND_MS = 5_000
 UPGRADE_BROKERS = "classic_coordinator"
@@ -532,14 +532,19 @@ def _session(
     return [_saving(CONFIG, setting, reason, prerequisites, incidents)]
 
 
+# How the proposal reads the absence (rebalance_events.away_ms), for either protocol.
+ABSENCE_NOTE = (
+    f"the absence counts the {DEFAULT_SESSION_MS} ms default session timeout before the "
+    "expiry: add the difference if the group's is set higher. A longer timeout also finds "
+    "dead members later"
+)
+
+
 def _classic_session(proposed: int) -> str:
     return (
         f"every consumer with session.timeout.ms={proposed} and heartbeat.interval.ms="
         f"{proposed // 3 // 1000 * 1000} (a third of it or less); the brokers' "
-        f"group.max.session.timeout.ms (default {MAX_SESSION_MS}) must allow it; the absence "
-        f"counts the {DEFAULT_SESSION_MS} ms default session timeout before the expiry "
-        "(10000 before Kafka 3.0): add the difference if the group's is set higher. A "
-        "longer timeout also finds dead members later"
+        f"group.max.session.timeout.ms (default {MAX_SESSION_MS}) must allow it; {ABSENCE_NOTE}"
     )
 
 
@@ -558,10 +563,7 @@ def _consumer_session(proposed: int) -> str:
         "brokers, not the clients' session.timeout.ms: kafka-configs.sh --bootstrap-server "
         "<broker> --alter --entity-type groups --entity-name <group> --add-config "
         f"consumer.session.timeout.ms={proposed} (Kafka 4.0+; the brokers' "
-        f"group.consumer.session.timeout.ms for every group){raise_max}; the absence counts "
-        f"the {DEFAULT_SESSION_MS} ms default session timeout before the expiry: add the "
-        "difference if the group's is set higher. A longer timeout also finds dead members "
-        "later"
+        f"group.consumer.session.timeout.ms for every group){raise_max}; {ABSENCE_NOTE}"
     )
 
 

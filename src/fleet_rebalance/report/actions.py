@@ -124,8 +124,9 @@ def saving(r: SavingRow, short: bool = False) -> str:
     if timed:
         parts.append(partition_seconds(r.paused_partition_seconds_saved))
     if present(r.messages_delayed_saved) and r.messages_delayed_saved > 0:
-        unit = "messages" if short else "messages delayed"
-        parts.append(f"{int(r.messages_delayed_saved):,} {unit}")
+        n = int(r.messages_delayed_saved)
+        unit = ("message" if n == 1 else "messages") + ("" if short else " delayed")
+        parts.append(f"{n:,} {unit}")
     if parts:
         return ", ".join(parts)
     if r.change_kind == STUCK:
