@@ -137,6 +137,22 @@ def test_a_static_group_is_never_told_to_use_static_membership_but_to_cover_its_
     assert decide(row, events, [], LIMITS)["change_kind"] == "static_membership"
 
 
+def test_members_named_together_are_each_an_incident():
+    """Given: two members expired in one generation and came back in one (the replay
+    names both, comma-separated), away 50 and 66 s. Then: the session timeout covers the
+    longer absence, both consumers counted."""
+    events = [
+        event(2, "session_timeout", departed="c-1, c-2", away_ms=66_000, seconds=40.0),
+        event(3, "session_timeout", returned="c-1, c-2", away_ms=66_000, seconds=40.0),
+    ]
+    got = decide(KEEP_ROW, events, [], LIMITS)
+    assert got["reason"].startswith(
+        "session timeouts: 2 expired members came back with a new member id, the longest "
+        "away at least 66 s"
+    )
+    assert "session.timeout.ms=70000" in got["reason"] and got["rebalances_saved"] == 2
+
+
 def test_one_consumer_back_while_its_old_member_was_in_the_group_is_a_crash_loop():
     """Given: c-1 back four times, twice while its old member was still in the group
     (once as a KIP-848 group logs it, the return before the expiry; once in one classic
@@ -401,8 +417,8 @@ def test_the_larger_saving_wins_and_equal_savings_take_the_cheaper_change():
 
 
 def test_departed_and_returned_name_one_consumer_or_several():
-    """Given: a cell as the replay writes it: one consumer, a list of them, or null.
-    Then: the consumers it names."""
+    """Given: a cell as the replay writes it: one consumer, several comma-separated (or
+    a list), or null. Then: the consumers it names."""
     assert consumers("c-1") == ["c-1"]
-    assert consumers(["c-1", "c-2"]) == ["c-1", "c-2"]
+    assert consumers("c-1, c-2") == consumers(["c-1", "c-2"]) == ["c-1", "c-2"]
     assert consumers(None) == [] and consumers(float("nan")) == []

@@ -247,13 +247,12 @@ def decide(
 
 
 def consumers(value: Any) -> list[str]:
-    """The consumers a `departed` or `returned` cell names: one, several (a list) or
-    none (null)."""
+    """The consumers a `departed` or `returned` cell names: one, several (comma-separated
+    or a list) or none (null)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return []
-    if isinstance(value, str):
-        return [value]
-    return [c for c in value if c]
+    names = value.split(",") if isinstance(value, str) else value
+    return [c.strip() for c in names if c and c.strip()]
 
 
 def _row(change: Candidate, group: GroupFacts) -> dict[str, Any]:
