@@ -160,7 +160,7 @@ def _unstated(g: Any, kind: str) -> Iterator[str]:
         "rebalances": (rebalances, rf"\b{rebalances:.0f} rebalances?\b" if rebalances else ""),
         "paused partitions": (
             partitions,
-            rf"(pauses {partitions:,.0f} fewer partitions|\b{partitions:,.0f} paused partitions)"
+            rf"(pauses {partitions:,.0f} fewer partitions|\b{partitions:,.0f} paused partitions?)"
             if partitions
             else "",
         ),

@@ -181,7 +181,8 @@ class Candidate:
             n = int(self.rebalances)
             parts.append(f"{n} rebalance{'s' * (n != 1)}")
         if self.partitions:
-            parts.append(f"{int(self.partitions):,} paused partitions")
+            n = int(self.partitions)
+            parts.append(f"{n:,} paused partition{'s' * (n != 1)}")
         timed = _number(self.seconds) and self.seconds != 0
         if timed:
             parts.append(f"{self.seconds:,.1f} partition-seconds")

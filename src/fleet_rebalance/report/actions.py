@@ -120,7 +120,8 @@ def saving(r: SavingRow, short: bool = False) -> str:
         and r.paused_partitions_saved > 0
         and not (short and timed)
     ):
-        parts.append(f"{int(r.paused_partitions_saved):,} paused partitions")
+        n = int(r.paused_partitions_saved)
+        parts.append(f"{n:,} paused partition{'s' * (n != 1)}")
     if timed:
         parts.append(partition_seconds(r.paused_partition_seconds_saved))
     if present(r.messages_delayed_saved) and r.messages_delayed_saved > 0:
