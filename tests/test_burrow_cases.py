@@ -7,8 +7,9 @@ owns at the commit's timestamp, its log end the offset plus the commit's lag (no
 without a lag); each of Burrow's broker offsets is a later capture that nobody owns (no
 commit since) and shows the last committed offset, oldest first, the last at Burrow's
 `timeNow` with Burrow's current lag: that capture is the one rated. The window is sized
-to hold them all. Where a case cannot hold as captures, its test id ends in
-`documented_difference` and the test asserts our result, and Burrow's, with the reason.
+to hold them all. Every case gets Burrow's status. Where a check cannot hold as
+captures (case 8), its test id ends in `documented_difference` and the test asserts
+our result, and Burrow's, with the reason.
 """
 
 from __future__ import annotations
@@ -125,32 +126,19 @@ CHECK_RULES = [
          True, 3, False, False, False, False, "REWIND"),
 ]  # fmt: skip
 
-# Checks whose result must differ, per case, with the reason.
+# Checks whose result must differ, per case, with the reason; never a status.
 CASE_8_WHY = (
     "case 8 gives a current lag of 0 beside a broker offset of 5250 over offset 5000; one "
     "capture shows LAG = LOG-END-OFFSET - CURRENT-OFFSET, so the capture rated keeps the "
     "current lag (the rule the case is about) and its log end is 5000, not 5250. In the "
-    "window, that capture is a zero lag (after 250: a decrease) and a log end at the "
-    "committed offset seen after the last commit"
-)
-CASE_9_WHY = (
-    "case 9's commits each had a zero lag: as captures, each shows the log end at the "
-    "committed offset at that moment, the last one included. A capture's log end is a "
-    "broker offset, and one equal to the last commit is Burrow's recent zero lag (a "
-    "consumer caught up on a quiet partition is not stopped because a message arrived "
-    "after it); Burrow's ring of broker fetches no longer holds the fetches of its "
-    "commits' time, and calls the same silence STOP"
+    "window, that capture is a zero lag, and a decrease after 250"
 )
 DIFFERENCES: dict[int, dict[str, tuple[bool, str]]] = {
     8: {
         "lag_always_not_zero": (False, CASE_8_WHY),
         "lag_not_decreasing": (False, CASE_8_WHY),
-        "recent_lag_zero": (True, CASE_8_WHY),
     },
-    9: {"recent_lag_zero": (True, CASE_9_WHY)},
 }
-# Statuses that follow from a documented difference in a check, with Burrow's.
-STATUS_DIFFERENCES = {9: ("OK", "STOP", CASE_9_WHY)}
 
 
 def at_ms(ms: int) -> dt.datetime:
@@ -205,7 +193,7 @@ def check_rules_id(index: int) -> str:
 def test_check_rules(index: int) -> None:
     """Given Burrow's CheckRules case as captures, Then the capture at `timeNow` gets
     Burrow's status and each check Burrow's result, Expected: the table above, except
-    the checks DIFFERENCES lists, which hold our documented value instead."""
+    the checks DIFFERENCES lists (never the status), which hold our documented value."""
     case = CHECK_RULES[index]
     rows, intervals = as_captures(case)
     checks, ranks, columns = rate(rows, intervals, case.allowed_lag)
@@ -222,13 +210,8 @@ def test_check_rules(index: int) -> None:
         assert ours[name] == documented != burrow[name], why
         burrow[name] = documented
     assert ours == burrow
-    status = case.status
-    if index in STATUS_DIFFERENCES:
-        documented, burrows, why = STATUS_DIFFERENCES[index]
-        assert burrows == case.status != documented, why
-        status = documented
-    assert NAMES[ranks[-1]] == status
-    assert list(columns["status"]) == [status]
+    assert NAMES[ranks[-1]] == case.status
+    assert list(columns["status"]) == [case.status]
     assert list(columns["current_lag"]) == [case.current_lag]
 
 

@@ -4,14 +4,17 @@ they come from."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
 
+from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics.attention import Limits, attention, causes_text, hms
 
 DAY = dt.date(2026, 11, 20)
-LIMITS = Limits(rebalances=6, lag_skew=2.0, min_lag=1000)
+LIMITS = Limits.of(MetricsConfig())
+THREE_REBALANCES = dataclasses.replace(LIMITS, rebalances=3)
 
 
 def row(**values):
@@ -199,7 +202,7 @@ def test_group_health_joins_every_group_any_table_knows(spark):
             ],
         ),
     }
-    health = group_health(tables, Limits(rebalances=3), gold.TABLES["group_health"])
+    health = group_health(tables, THREE_REBALANCES, gold.TABLES["group_health"])
     assert health.schema == gold.TABLES["group_health"]
     rows = {r["group_id"]: r.asDict() for r in health.collect()}
     assert set(rows) == {"busy", "lagging"}
@@ -233,7 +236,7 @@ def test_group_health_joins_every_group_any_table_knows(spark):
     tables["convergence"] = spark.createDataFrame(
         [("c", "lagging", DAY, 7, 5, 9.9, 5.2, 1, 2)], SCHEMA
     )
-    health = group_health(tables, Limits(rebalances=3), gold.TABLES["group_health"])
+    health = group_health(tables, THREE_REBALANCES, gold.TABLES["group_health"])
     lagging = {r["group_id"]: r.asDict() for r in health.collect()}["lagging"]
     assert (lagging["epoch_bumps"], lagging["epochs_converged"]) == (7, 5)
     assert (lagging["convergence_max_seconds"], lagging["convergence_median_seconds"]) == (9.9, 5.2)

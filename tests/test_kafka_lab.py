@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from advice_checks import problems
 from deltalake import DeltaTable
 from kafka_lab import LAB_CLIENT_LIBRARIES, LINES, SESSION_MS, run_scenario, running_lab
 from lab_checks import Truth, compare, read_truth
@@ -182,6 +183,13 @@ def test_rebalances_are_the_brokers_generations_with_the_scripts_causes(lab):
     }  # fmt: skip
     # Logged generations a capture never saw are rebalances too.
     assert (events["source"] == "logs").sum() > 0
+
+
+def test_the_advice_never_contradicts_the_tables(lab):
+    """advice_checks' invariants on every group, from Kafka's tools' captures and from
+    fleet-capture's."""
+    assert problems(lab.warehouse) == []
+    assert problems(lab.agent_warehouse) == []
 
 
 def test_a_consumer_that_stopped_is_stop_or_err(lab):

@@ -61,12 +61,13 @@ def test_the_plan_lists_every_classic_group_with_its_wave_or_blocker(spark):
     )
     context = spark.createDataFrame(
         [
-            ("prod", "orders", DAY, "classic", "consumer_groups"),
-            ("prod", "custom", DAY, "classic", "consumer_groups"),
-            ("prod", "static", DAY, "classic", "consumer_groups"),
-            ("prod", "kip848", DAY, "consumer", "consumer_groups"),
+            ("prod", "orders", DAY, "classic", "consumer_groups", []),
+            ("prod", "custom", DAY, "classic", "consumer_groups", []),
+            ("prod", "static", DAY, "classic", "consumer_groups", ["pod-1", "pod-2"]),
+            ("prod", "kip848", DAY, "consumer", "consumer_groups", []),
         ],
-        "cluster string, group_id string, date date, protocol string, brokers string",
+        "cluster string, group_id string, date date, protocol string, brokers string,"
+        " instance_ids array<string>",
     )
     schema = gold.TABLES["protocol_migration_plan"]
     plan = migration_plan(health, stickiness, skew, states, members, context, schema)

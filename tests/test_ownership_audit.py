@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics.attention import Limits, attention, ownership_reasons
 from fleet_rebalance.metrics.ownership_rules import (
     DOUBLE,
@@ -20,6 +21,8 @@ from fleet_rebalance.metrics.ownership_rules import (
 
 DAY = dt.date(2026, 11, 20)
 T0 = dt.datetime(2026, 11, 20, 10, 0, tzinfo=dt.UTC)
+
+LIMITS = Limits.of(MetricsConfig())
 
 
 def at(minute: int) -> dt.datetime:
@@ -257,7 +260,7 @@ def test_attention_names_the_partitions():
         "2 partitions owned by more than one member at once (orders-3, orders-7)",
         "3 partitions with no owner and growing lag (audit-0, audit-1, audit-2)",
     ]
-    assert attention(row, Limits()) == (2, ownership_reasons(row))
+    assert attention(row, LIMITS) == (2, ownership_reasons(row))
     many = {"orphaned_partitions": [f"t-{p}" for p in range(7)]}
     assert ownership_reasons(many) == [
         "7 partitions with no owner and growing lag (t-0, t-1, t-2, t-3, t-4 and 2 more)"
@@ -266,7 +269,7 @@ def test_attention_names_the_partitions():
     assert ownership_reasons(one) == [
         "1 partition owned by more than one member at once (orders-3)"
     ]
-    assert attention({"orphaned_partitions": []}, Limits()) == (0, [])
+    assert attention({"orphaned_partitions": []}, LIMITS) == (0, [])
 
 
 def test_burrow_err_keeps_its_severity_beside_an_ownership_finding():
@@ -277,7 +280,7 @@ def test_burrow_err_keeps_its_severity_beside_an_ownership_finding():
         "non_ok_partitions": 1,
         "double_owned_partitions": ["orders-3"],
     }
-    severity, reasons = attention(row, Limits())
+    severity, reasons = attention(row, LIMITS)
     assert severity == 3
     assert reasons == [
         "Burrow ERR at the last capture: 1 of 4 partitions not OK",
@@ -449,7 +452,7 @@ def test_group_health_carries_the_findings_as_attention(spark):
     tables["ownership_audit"] = frame(
         "ownership_audit", [g | {"partition": p, "finding": f} for p, f in findings]
     )
-    [row] = group_health(tables, Limits(), gold.TABLES["group_health"]).collect()
+    [row] = group_health(tables, LIMITS, gold.TABLES["group_health"]).collect()
     assert (row["group_id"], row["severity"]) == ("dirty", 2)
     assert row["attention"] == [
         "2 partitions owned by more than one member at once (orders-3, orders-10)",

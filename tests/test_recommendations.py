@@ -58,18 +58,21 @@ def declared(spark, assignors: dict[str, str | None]):
     )
 
 
-def context(spark, protocols: dict[str, tuple[str, str | None]]):
+def context(spark, protocols: dict[str, tuple[str, str | None, list[str]]]):
     return spark.createDataFrame(
-        [("c", g, DAY, p, b) for g, (p, b) in protocols.items()],
-        "cluster string, group_id string, date date, protocol string, brokers string",
+        [("c", g, DAY, *values) for g, values in protocols.items()],
+        "cluster string, group_id string, date date, protocol string, brokers string,"
+        " instance_ids array<string>",
     )
 
 
 def what_if(spark, rows: dict[str, tuple[int, int, float | None]]):
+    """The what-if's rows; messages delayed avoided: 40 per paused partition."""
     return spark.createDataFrame(
-        [("c", g, DAY, *values) for g, values in rows.items()],
+        [("c", g, DAY, *values, values[1] * 40) for g, values in rows.items()],
         "cluster string, group_id string, date date, rebalances_avoided int,"
-        " paused_partitions_avoided long, paused_partition_seconds_avoided double",
+        " paused_partitions_avoided long, paused_partition_seconds_avoided double,"
+        " messages_delayed_avoided long",
     )
 
 
@@ -158,6 +161,8 @@ MORE = {
     **{g: FLEET["coop"] for g in ("old", "serving", "unknown", "coop-static")},
     "eager-static": FLEET["eager"],
     "kip848-static": FLEET["kip848"],
+    # its members already have group.instance.id: its restarts' what-if is no change
+    "has-static": FLEET["eager"],
 }
 MORE_DECLARED = {
     **dict.fromkeys(("close", "srange", "half", "ratios"), "range"),
@@ -166,12 +171,14 @@ MORE_DECLARED = {
     "plugin": "com.acme:Mine",
     "eager-static": "range",
     "kip848-static": "uniform",
+    "has-static": "range",
 }
 CONTEXT = {
-    "srange": ("consumer", "consumer_groups"),
-    "old": ("classic", "classic_coordinator"),
-    "serving": ("classic", "consumer_groups"),
-    "unknown": ("classic", None),
+    "srange": ("consumer", "consumer_groups", []),
+    "old": ("classic", "classic_coordinator", []),
+    "serving": ("classic", "consumer_groups", []),
+    "unknown": ("classic", None, []),
+    "has-static": ("classic", None, ["pod-0", "pod-1"]),
 }
 # Restarts that came back in time: 14 paused partitions avoided where the assignor
 # change saves 12; 2 where nothing else is better; 3, as many as the migration saves.
@@ -180,6 +187,7 @@ WHAT_IF = {
     "kip848-static": (1, 2, None),
     "coop-static": (2, 3, 9.0),
     "worse": (0, 0, 0.0),
+    "has-static": (4, 14, 37.5),
 }
 
 
@@ -187,9 +195,12 @@ WHAT_IF = {
 def result(spark):
     """(frame, rows by group) of one recommendations() call over FLEET and MORE."""
     sticky, skewed = rollups(spark, {**FLEET, **MORE})
-    # Coordinator logs time every event at 2.5 s, but the "none" group's.
+    # Coordinator logs time every event at 2.5 s, but the "none" group's; each paused
+    # partition delays 100 messages.
     timed = F.when(F.col("group_id") != "none", F.col("paused_partitions") * 2.5)
-    sticky = sticky.withColumn("paused_partition_seconds", timed)
+    sticky = sticky.withColumn("paused_partition_seconds", timed).withColumn(
+        "messages_delayed", F.when(timed.isNotNull(), F.col("paused_partitions") * 100)
+    )
     frame = recommendations(
         sticky,
         skewed,
@@ -243,9 +254,11 @@ def test_the_texts_say_the_change_its_saving_and_what_it_takes(result):
     eager = rows["eager"]
     assert eager["reason"] == (
         "cooperative-sticky instead of range: pauses 12 fewer partitions over 3 replayed events"
-        " (-80 %), mean lag skew 3.50 vs 3.90; needs the two-bounce rolling upgrade (first"
-        " beside the eager assignor, then alone)"
+        " (-80 %), 30.0 fewer partition-seconds, 1,200 fewer messages delayed, mean lag skew"
+        " 3.50 vs 3.90; needs the two-bounce rolling upgrade (first beside the eager assignor,"
+        " then alone)"
     )
+    assert eager["messages_delayed_saved"] == 1200
     assert eager["prerequisites"] == (
         "two-bounce rolling upgrade (KIP-429), clients >= 2.4: roll every consumer with"
         " partition.assignment.strategy=cooperative-sticky,range (the group stays eager),"
@@ -254,8 +267,9 @@ def test_the_texts_say_the_change_its_saving_and_what_it_takes(result):
     coop = rows["coop"]
     assert coop["reason"] == (
         "migrate to the consumer protocol (KIP-848) with uniform instead of"
-        " cooperative-sticky: pauses 3 fewer partitions over 3 replayed events (-50 %), mean lag"
-        " skew 2.00 vs 2.50; no classic assignor does better than cooperative-sticky"
+        " cooperative-sticky: pauses 3 fewer partitions over 3 replayed events (-50 %), 7.5"
+        " fewer partition-seconds, 300 fewer messages delayed, mean lag skew 2.00 vs 2.50; no"
+        " classic assignor does better than cooperative-sticky"
     )
     assert coop["prerequisites"].startswith(
         "brokers and clients >= 4.0 (this cluster's release is not in the captures); the"
@@ -310,7 +324,8 @@ def test_uniform_must_beat_the_best_classic_choice_not_just_what_runs(result):
     assert (r["change_kind"], r["recommended_assignor"]) == ("assignor", "cooperative-sticky")
     assert r["reason"].startswith(
         "cooperative-sticky instead of range: pauses 12 fewer partitions over 3 replayed events"
-        " (-80 %); needs the two-bounce"
+        " (-80 %), 30.0 fewer partition-seconds, 1,200 fewer messages delayed; needs the"
+        " two-bounce"
     )  # 2.86 vs 2.86 is no clause
 
 
@@ -338,8 +353,9 @@ def test_unknown_skew_is_never_printed_as_a_number(result):
     half, none = result[1]["half"], result[1]["none"]
     assert half["declared_mean_lag_skew"] is None and half["mean_lag_skew_delta"] is None
     assert half["reason"].endswith(
-        "pauses 12 fewer partitions over 3 replayed events (-80 %), mean lag skew 1.50 vs n/a;"
-        " needs the two-bounce rolling upgrade (first beside the eager assignor, then alone)"
+        "pauses 12 fewer partitions over 3 replayed events (-80 %), 30.0 fewer"
+        " partition-seconds, 1,200 fewer messages delayed, mean lag skew 1.50 vs n/a; needs the"
+        " two-bounce rolling upgrade (first beside the eager assignor, then alone)"
     )
     assert none["reason"] == (
         "keep cooperative-sticky: no classic assignor does better over 3 replayed events than its"
@@ -366,6 +382,7 @@ def test_static_membership_is_the_change_where_it_saves_more(result):
         "coop-static": "protocol_migration",  # a tie keeps the other change
         "worse": "keep",
         "eager": "assignor",
+        "has-static": "assignor",  # the static membership it has is no change
     }
     eager = rows["eager-static"]
     assert (
@@ -377,9 +394,11 @@ def test_static_membership_is_the_change_where_it_saves_more(result):
     ) == ("range", 14, 4, 37.5, 0)
     assert eager["reason"] == (
         "static membership (group.instance.id) avoids 4 rebalances (members restarted and"
-        " back within 600 s): pauses 14 fewer partitions, 37.5 fewer partition-seconds; more"
-        " than switching to cooperative-sticky, which saves 12"
+        " back within 600 s): pauses 14 fewer partitions, 37.5 fewer partition-seconds, 560"
+        " fewer messages delayed; more than switching to cooperative-sticky, which saves 12"
+        " paused partitions"
     )
+    assert eager["messages_delayed_saved"] == 560
     assert eager["prerequisites"] == (
         "every consumer sets a unique group.instance.id that survives its restarts (e.g. the"
         " pod name) and session.timeout.ms >= 600000 (the brokers'"
@@ -389,7 +408,7 @@ def test_static_membership_is_the_change_where_it_saves_more(result):
     kip848 = rows["kip848-static"]
     assert kip848["reason"] == (
         "static membership (group.instance.id) avoids 1 rebalance (members restarted and back"
-        " within 600 s): pauses 2 fewer partitions"
+        " within 600 s): pauses 2 fewer partitions, 80 fewer messages delayed"
     )
     assert kip848["prerequisites"].endswith(
         "group.consumer.session.timeout.ms (default 45000, at most"
@@ -409,7 +428,8 @@ def test_the_declared_assignor_is_kept_on_a_tie_and_observed_stands_in_when_not_
     assert plugin["paused_partitions_delta"] == -3 and plugin["max_count_spread_delta"] == -2
     assert plugin["reason"] == (
         "sticky instead of com.acme:Mine (as observed): pauses 3 fewer partitions over 3"
-        " replayed events (-33 %), max count spread 1 vs 3, mean lag skew 1.10 vs 2.00"
+        " replayed events (-33 %), 7.5 fewer partition-seconds, 300 fewer messages delayed,"
+        " max count spread 1 vs 3, mean lag skew 1.10 vs 2.00"
     )
 
 
@@ -483,9 +503,11 @@ CLASSIC_ID = "consumer-g-1-cda2677f-8ba4-4aa7-8d21-69019ea3ba3f"
 
 def test_a_groups_protocol_comes_from_its_latest_captures(spark):
     """Given: a group declaring uniform; one declaring range whose members carry KIP-848
-    member ids (server-side range); one with classic ids; one whose KIP-848 members were
-    replaced by classic ones later in the day (a downgrade); one only in members.
-    Expected: consumer, consumer, classic, classic, consumer."""
+    member ids (server-side range); one with classic ids, one of them with a
+    group.instance.id; one whose KIP-848 members were replaced by classic ones later in
+    the day (a downgrade); one only in members.
+    Expected: consumer, consumer, classic, classic, consumer; the group.instance.id of
+    the static member, no instance id for the others, none known without members."""
     states = frame(
         spark,
         bronze.TABLES["group_states"],
@@ -500,21 +522,23 @@ def test_a_groups_protocol_comes_from_its_latest_captures(spark):
         spark,
         bronze.TABLES["members"],
         [
-            {"cluster": "c", "group_id": g, "consumer_id": m, "captured_at": at(t),
-             "capture_date": DAY}
-            for g, m, t in (
-                ("uni", KIP848_ID, 0), ("srange", KIP848_ID, 0), ("srange", CLASSIC_ID, 0),
-                ("classic", CLASSIC_ID, 0), ("down", KIP848_ID, 0), ("down", CLASSIC_ID, 60),
-                ("only-members", KIP848_ID, 0),
+            {"cluster": "c", "group_id": g, "consumer_id": m, "group_instance_id": i,
+             "captured_at": at(t), "capture_date": DAY}
+            for g, m, i, t in (
+                ("uni", KIP848_ID, None, 0), ("srange", KIP848_ID, None, 0),
+                ("srange", CLASSIC_ID, None, 0), ("classic", CLASSIC_ID, None, 0),
+                ("classic", "pod-1-" + CLASSIC_ID[11:], "pod-1", 0),
+                ("down", KIP848_ID, None, 0), ("down", CLASSIC_ID, None, 60),
+                ("only-members", KIP848_ID, None, 0),
             )
         ],
     )  # fmt: skip
     got = group_protocols(states, members)
     want = spark.createDataFrame(
-        [("c", g, DAY, p) for g, p in (("uni", "consumer"), ("srange", "consumer"),
-                                      ("classic", "classic"), ("down", "classic"),
-                                      ("only-members", "consumer"))],
-        "cluster string, group_id string, date date, protocol string",
+        [("c", g, DAY, p, i) for g, p, i in (
+            ("uni", "consumer", []), ("srange", "consumer", []), ("classic", "classic", ["pod-1"]),
+            ("down", "classic", []), ("only-members", "consumer", []))],
+        "cluster string, group_id string, date date, protocol string, instance_ids array<string>",
     )  # fmt: skip
     assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
 
@@ -588,4 +612,6 @@ def test_what_the_captures_tell_of_a_clusters_brokers(spark):
         ),
         events,
     ).collect()  # fmt: skip
-    assert [tuple(r) for r in context_rows] == [("old", "g", DAY, "classic", "classic_coordinator")]
+    assert [tuple(r) for r in context_rows] == [
+        ("old", "g", DAY, "classic", "classic_coordinator", [])
+    ]

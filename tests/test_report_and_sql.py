@@ -99,6 +99,7 @@ def facts(**overrides) -> DayFacts:
                 "rebalances_saved": [7, None],
                 "paused_partitions_saved": [42, 6],
                 "paused_partition_seconds_saved": [70.0, float("nan")],
+                "messages_delayed_saved": [2100, None],
                 "change_reason": ["restarts came back within 300 s", "sticky pauses fewer"],
             }
         ),
@@ -121,6 +122,7 @@ def facts(**overrides) -> DayFacts:
                 "rebalances_saved": [None, 7],
                 "paused_partitions_saved": [6, 42],
                 "paused_partition_seconds_saved": [float("nan"), 70.0],
+                "messages_delayed_saved": [None, 2100],
             }
         ),
         listed_total=3,
@@ -167,7 +169,7 @@ def test_summary_is_the_headline_and_one_aligned_table():
         # A long id is cut to its column's width with ~; an unknown saving is left out.
         "prod-west/search-processor-2-with-a-very-long-n~  OK                         7  "
         "                70.0  static membership (group.instance.id)  7 of 7 rebalances, "
-        "70.0 partition-s",
+        "70.0 partition-s, 2,100 messages",
         "... and 1 more (SELECT ... FROM group_health)",
     ]
 
@@ -185,7 +187,9 @@ def test_the_report_opens_with_the_summarys_words(tmp_path):
         assert f"data-label='why'>{safe_text('; '.join(r.attention))}</td>" in html
     # The status coloured by its class, its text written (never cut).
     assert "<span class='status ERR'>ERR (worst STOP)</span></td>" in html
-    assert ">7 of 7 rebalances, 42 paused partitions, 70.0 partition-s</td>" in html
+    assert (
+        ">7 of 7 rebalances, 42 paused partitions, 70.0 partition-s, 2,100 messages delayed</td>"
+    ) in html
     # A long id is written whole, wrapping where the cell needs (never cut).
     long_id = "prod-west/search-processor-2-with-a-very-long-name-of-its-own"
     assert f"<span class='id'>{long_id}</span>" in html
@@ -235,6 +239,7 @@ def test_report_shows_unknown_numbers_as_such():
                 rebalances_saved=None,
                 paused_partitions_saved=nan,
                 paused_partition_seconds_saved=None,
+                messages_delayed_saved=None,
                 prerequisites=None,
             ),
             attention=base.attention.assign(last_status=None, worst_status=None),

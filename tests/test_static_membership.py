@@ -223,10 +223,10 @@ def test_static_membership_avoids_each_restart_back_within_its_timeout():
 @pytest.mark.spark
 def test_static_membership_savings_per_group(spark):
     """Given: the history above as rebalance_events rows (300 s) with range's replay
-    (12 paused partitions, 36.0 partition-seconds per timed event), and a group `h`
-    declaring a plug-in that was not replayed (measured on `observed`) with one
-    scale-out. Then: g saves the six deploy generations, 72 paused partitions and 216.0
-    partition-seconds; h saves nothing."""
+    (12 paused partitions, 36.0 partition-seconds per timed event, 900 messages delayed
+    each), and a group `h` declaring a plug-in that was not replayed (measured on
+    `observed`) with one scale-out. Then: g saves the six deploy generations, 72 paused
+    partitions, 216.0 partition-seconds and 5,400 messages delayed; h saves nothing."""
     from chispa import assert_df_equality
 
     from fleet_rebalance.metrics.static_what_if import static_what_if
@@ -243,7 +243,10 @@ def test_static_membership_savings_per_group(spark):
     )
     replayed = [r.values for r in replay_events(events, ["range"]) if r.table == "replay_metrics"]
     metric_fields = silver.TABLES["replay_metrics"]
-    metrics = [{**m, "cluster": "c", "group_id": "g", "event_date": DAY} for m in replayed] + [
+    metrics = [
+        {**m, "cluster": "c", "group_id": "g", "event_date": DAY, "messages_delayed": 900}
+        for m in replayed
+    ] + [
         {"cluster": "c", "group_id": "h", "event_seq": 2, "assignor": "observed",
          "paused_partitions": 6, "paused_partition_seconds": None, "event_date": DAY}
     ]  # fmt: skip
@@ -257,11 +260,11 @@ def test_static_membership_savings_per_group(spark):
     got = static_what_if(causes, metrics_df, declared)
     expected = spark.createDataFrame(
         [
-            ("c", "g", DAY, "range", 10, 9, 6, 72, 216.0),
-            ("c", "h", DAY, "observed", 1, 0, 0, 0, 0.0),
+            ("c", "g", DAY, "range", 10, 9, 6, 72, 216.0, 5400),
+            ("c", "h", DAY, "observed", 1, 0, 0, 0, 0.0, 0),
         ],
         "cluster string, group_id string, date date, assignor string, events int, "
         "deploy_restarts int, rebalances_avoided int, paused_partitions_avoided long, "
-        "paused_partition_seconds_avoided double",
+        "paused_partition_seconds_avoided double, messages_delayed_avoided long",
     )
     assert_df_equality(got.orderBy("group_id"), expected, ignore_nullable=True)

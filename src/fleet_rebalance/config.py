@@ -161,13 +161,16 @@ class MetricsConfig:
     attention_rebalances: int = 6
     attention_lag_skew: float = 2.0
     attention_min_lag: int = 1000
-    # A change is recommended only when it saves at least one of these against what the
-    # group runs (else `keep`, with what the best change would have saved); a protocol
-    # migration whose brokers need upgrading first must gain migration_gain_factor times
-    # as much. A consumer back with a new member id after crash_loop_restarts session
-    # expiries in a day is a crash loop (fix_crash_loop).
-    change_min_rebalances_saved: int = 2
+    # A change is recommended only when it saves at least this much in cost against what
+    # the group runs: paused partition-seconds or messages delayed (paused partitions
+    # where no log times the rebalances), or lowers the mean lag skew this much (or
+    # balances the group) while a partition lagged attention_min_lag messages; never for
+    # rebalances alone (else `keep`, with what the best change would have saved). A
+    # protocol migration whose brokers need upgrading first must gain
+    # migration_gain_factor times as much. A consumer back with a new member id after
+    # crash_loop_restarts session expiries in a day is a crash loop (fix_crash_loop).
     change_min_seconds_saved: float = 60.0
+    change_min_messages_delayed_saved: int = 10_000
     change_min_paused_partitions_saved: int = 12
     change_min_skew_gain: float = 0.25
     migration_gain_factor: float = 3.0
@@ -572,8 +575,8 @@ CHECKS: dict[str, Check] = {
     "metrics.session_timeout_ms": _count,
     "metrics.client_libraries": _client_libraries,
     "metrics.reconcile_stuck_s": _seconds,
-    "metrics.change_min_rebalances_saved": _count,
     "metrics.change_min_seconds_saved": _positive,
+    "metrics.change_min_messages_delayed_saved": _count,
     "metrics.change_min_paused_partitions_saved": _count,
     "metrics.change_min_skew_gain": _positive,
     "metrics.migration_gain_factor": _factor,

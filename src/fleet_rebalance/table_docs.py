@@ -48,10 +48,18 @@ _SAVED = {
         "Paused partitions the recommended change saves over the day against what the "
         "group runs; 0 for keep, null when not measured."
     ),
-    "rebalances_saved": "Rebalances static membership would have avoided; null for other changes.",
+    "rebalances_saved": (
+        "Rebalances the change avoids (static membership, consumer settings, a crash loop "
+        "fixed); null for assignor and protocol changes and keep."
+    ),
     "paused_partition_seconds_saved": (
         "Partition-seconds of pause the change saves (partitions x seconds); null where no "
         "coordinator log times the rebalances."
+    ),
+    "messages_delayed_saved": (
+        "Messages delayed by the pauses the change saves (partition-seconds x each "
+        "partition's produce rate); 0 for keep, null where no coordinator log times the "
+        "rebalances."
     ),
 }
 _CHANGE_KIND = {

@@ -102,11 +102,20 @@ class Coordinator:
             )
         return lines
 
-    def join_reason(self, member: str) -> str:
-        instance = "null" if self.new else "None"
+    def join_reason(self, member: str, instance: str | None = None) -> str:
+        """The old coordinator prints the instance id as a Scala Option, the new one as a
+        Java String (GroupCoordinator.scala addMemberAndRebalance, GroupMetadataManager
+        addMemberThenRebalanceOrCompleteJoin). A dynamic member's second JoinGroup
+        (KIP-394) gives its reason; a static member's first gives none, which the brokers
+        print as `not provided` (JoinGroupRequest.joinReason)."""
+        option = f"Some({instance})" if instance else "None"
+        shown = (instance or "null") if self.new else option
+        client_reason = (
+            "not provided" if instance else f"need to re-join with the given member-id: {member}"
+        )
         return (
-            f"Adding new member {member} with group instance id {instance}; client reason: "
-            f"need to re-join with the given member-id: {member}"
+            f"Adding new member {member} with group instance id {shown}; client reason: "
+            f"{client_reason}"
         )
 
     def failed(self, at: dt.datetime, member: str) -> list[str]:
@@ -177,9 +186,10 @@ class Coordinator:
         members: int,
         leader: str,
         ends: dt.datetime | None = None,
+        static: int = 0,
     ) -> tuple[list[str], dt.datetime]:
         """The rebalance's lines from its start at `at`, and when it ended (`ends`, else
-        after the usual join phase)."""
+        after the usual join phase); `static` of the `members` have a group.instance.id."""
         end = ends or at + (TARGET if self.kip848 else JOIN_PHASE)
         if self.kip848:
             return [
@@ -219,11 +229,24 @@ class Coordinator:
             self.line(
                 end + SYNC,
                 f"Assignment received from leader {leader} for group {self.group} for "
-                f"generation {generation}. The group has {members} members, 0 of which are "
-                "static.",
+                f"generation {generation}. The group has {members} members, {static} of which "
+                "are static.",
             ),
         ]
         return lines, end
+
+    def static_join(self, at: dt.datetime, instance: str, member: str) -> list[str]:
+        """A static member joining with an instance id the group does not hold (its old
+        member expired): a new member id, then a rebalance (classic groups)."""
+        added = "added" if self.new else "add"
+        return [
+            self.line(
+                at,
+                f"Static member with groupInstanceId={instance} and unknown member id joins "
+                f"group {self.group} in Stable state. Created a new member id {member} for "
+                f"this member and {added} to the group.",
+            )
+        ]
 
     def static_rejoin(self, at: dt.datetime, instance: str, old: str) -> list[str]:
         """A static member back with a new id within its session timeout: no rebalance

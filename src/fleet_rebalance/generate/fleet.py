@@ -60,7 +60,9 @@ VERSIONS: tuple[render.KafkaVersion, ...] = ("3.6", "3.9", "4.1")
 #   (same host, same client id, a new member id) after a back-off. A restart faster than
 #   the session timeout joins while the dead member is still in the group: one classic
 #   generation waits for the expiry. session_timeout; the fix_crash_loop change;
-# - static_restart: static members restarting within the session timeout (no rebalance);
+# - static_restart: static members restarting within the session timeout (no rebalance),
+#   and once in a while one down past it: its session expires and it rejoins with its
+#   group.instance.id, two rebalances (deploy_restart) a longer session timeout avoids;
 # - idle: no members (Empty).
 PROFILES = (
     "stable",
@@ -460,8 +462,9 @@ class Fleet:
         group.generation += 1
         coordinator = self._coordinator(cluster, group)
         leader = min(group.members, default="-")
+        static = sum(1 for m in group.members.values() if m.instance_id)
         lines, end = coordinator.generation(
-            at, group.generation, reason, len(group.members), leader, ends
+            at, group.generation, reason, len(group.members), leader, ends, static
         )
         self._log(cluster, coordinator, [*before, lines[0], *after, *lines[1:]])
         members = tuple(sorted(group.members))
@@ -611,6 +614,18 @@ class Fleet:
             member = self._add_member(cluster, group, static=True, instance=instance)
             member.owned = []
             self._static_rejoin(cluster, group, old, member, when)
+        elif profile == "static_restart" and step % 9 == 7 and len(group.members) > 1:
+            # A static member down past its session timeout (a node drained, a slow pull):
+            # a static member sends no LeaveGroup, so its session expires; it comes back
+            # with its group.instance.id and a new member id. Two rebalances, named
+            # deploy_restart (a static member's instance restarting past its timeout).
+            gone = group.members.pop(sorted(group.members)[-1])
+            died = at - dt.timedelta(seconds=rng.randint(480, 900))
+            expired = self._expire(cluster, group, gone, died + SESSION_TIMEOUT, "deploy_restart")
+            back = self._add_member(cluster, group, static=True, instance=gone.instance_id)
+            self._static_join(
+                cluster, group, back, expired + dt.timedelta(seconds=rng.randint(20, 120))
+            )
 
     def _crash(self, cluster: Cluster, group: Group, died: dt.datetime) -> None:
         """The crash-looping pod's consumer dies (no LeaveGroup) and restarts in place.
@@ -643,6 +658,23 @@ class Fleet:
             else:
                 group.members[back.member_id] = back
                 self._join(cluster, group, back, when, "session_timeout")
+
+    def _static_join(
+        self, cluster: Cluster, group: Group, member: Member, at: dt.datetime
+    ) -> dt.datetime:
+        """A static member joining with a group.instance.id the group no longer holds (its
+        session expired): a new member, and the rebalance it starts."""
+        if member.instance_id is None:
+            raise ValueError(f"static join of {member.member_id}: no group.instance.id")
+        coordinator = self._coordinator(cluster, group)
+        return self._rebalance(
+            cluster,
+            group,
+            at,
+            coordinator.join_reason(member.member_id, member.instance_id),
+            "deploy_restart",
+            coordinator.static_join(at - STEP, member.instance_id, member.member_id),
+        )
 
     def _static_rejoin(
         self, cluster: Cluster, group: Group, old: str, member: Member, at: dt.datetime

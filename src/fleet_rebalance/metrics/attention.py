@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from fleet_rebalance.config import MetricsConfig
+
 OK = "OK"
 SEVERITY = {"ERR": 3, "WARN": 2}
 OWNERSHIP_SEVERITY = 2
@@ -33,9 +35,15 @@ STUCK = ("STOP", "STALL", "REWIND")
 
 @dataclass(frozen=True)
 class Limits:
-    rebalances: int = 6
-    lag_skew: float = 2.0
-    min_lag: int = 1000
+    """The conf's thresholds of attention (metrics.attention_*)."""
+
+    rebalances: int
+    lag_skew: float
+    min_lag: int
+
+    @classmethod
+    def of(cls, m: MetricsConfig) -> Limits:
+        return cls(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
 
 
 def hms(seconds: float | None) -> str:

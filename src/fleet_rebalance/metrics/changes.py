@@ -8,55 +8,112 @@ baseline every comparison uses) over the day's rebalances:
   get past. Named with its topic, partition and offset; no assignor or protocol change
   helps (the new owner would stop at the same record), so it comes first.
 - `fix_crash_loop`: one consumer (client id, host or instance id) expired and back with
-  a new member id at least `crash_loop_restarts` times, once before its old session had
-  even expired (so a new process, not a stalled one): it dies and is restarted. Static
-  membership would only hide the restarts shorter than its session timeout. Second.
+  a new member id at least `crash_loop_restarts` times, once while its old member was
+  still in the group (a new process, where a stalled one can only rejoin once it is
+  told its session expired): it dies and is restarted. Static membership would only hide
+  the restarts shorter than its session timeout. Second.
 - `consumer_config` for session timeouts: members expired (heartbeat expiration) and
-  came back (same consumer, new member id) within the rejoin window: they stalled past
-  session.timeout.ms. A session timeout longer than the longest stall the log shows
-  would have kept them: both rebalances of each such incident saved.
+  came back (same consumer, new member id) within the rejoin window: they were silent
+  past session.timeout.ms. So were a static group's members back past their session
+  timeout (group.instance.id keeps a member's place only while its session lasts). A
+  session timeout covering the longest absence (`away_ms`: from the member's last
+  heartbeat, at least a session timeout before its expiry, to its return) would have
+  kept them: both rebalances of each such incident saved.
 - `consumer_config` for poll timeouts: members left because max.poll.interval.ms
   passed between two polls: a longer interval (or fewer records per poll) keeps them.
 - `static_membership`, `assignor`, `protocol_migration`: recommendations.py's choice by
-  DESIGN.md's rule, with its savings.
-A candidate is recommended only when its gain is material (Limits; a protocol migration
-that needs the brokers upgraded first must gain `migration_factor` times as much); the
-faults first, then the most paused partition-seconds saved, then rebalances, then
-paused partitions, then the cheapest change. Below the thresholds the group keeps what
-it runs, and the reason says what the best candidate would have saved.
+  DESIGN.md's rule, with its savings; never static membership to a group whose members
+  already have a group.instance.id.
+A fault is named whatever it costs. Any other candidate is recommended only when its
+gain is material (Limits): a saving in cost (paused partition-seconds or messages
+delayed; paused partitions where no log times the rebalances), never in rebalances
+alone; for an assignor change also a lower mean lag skew or a balanced group, which
+count only while a partition lagged the attention floor (a skew over a handful of
+messages is noise). An assignor or protocol change needs a rebalance that day (a
+replay of the initial assignment alone shows nothing it would save), and a protocol
+migration must pause less, as protocol_migration_plan measures it, of a group the plan
+blocks at most for its brokers; one whose brokers must be upgraded first must gain
+`migration_factor` times as much. The faults first, then the most paused
+partition-seconds saved, then messages delayed, then rebalances, then paused
+partitions, then the cheapest change. Below the thresholds the group keeps what it
+runs, and the reason says what the best candidate would have saved and why that is not
+enough; a change's reason says what it saves, with its units.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
+
+from fleet_rebalance.config import MetricsConfig
+from fleet_rebalance.metrics.migration_rules import CAUTION_TEXT, blockers
 
 KEEP, ASSIGNOR, MIGRATION, STATIC = "keep", "assignor", "protocol_migration", "static_membership"
 CONFIG, CRASH, STUCK = "consumer_config", "fix_crash_loop", "stuck_partition"
 # Cheapest first: the order among candidates that save the same.
 EFFORT = (CONFIG, STATIC, ASSIGNOR, MIGRATION)
 FAULTS = (STUCK, CRASH)
-# What a 3.0+ Java consumer runs with (KIP-735), and what brokers allow by default.
+CONSUMER_PROTOCOL = "consumer"
+# What a 3.0+ Java consumer runs with (KIP-735), and what brokers allow by default
+# (GroupCoordinatorConfig: group.max.session.timeout.ms; KIP-848's
+# group.consumer.max.session.timeout.ms).
 DEFAULT_SESSION_MS = 45_000
-MAX_SESSION_MS = 1_800_000  # group.max.session.timeout.ms
+MAX_SESSION_MS = 1_800_000
+MAX_CONSUMER_SESSION_MS = 60_000
+MIN_PROPOSED_SESSION_MS = 60_000  # a minute at least: room for a stall a little longer
 DEFAULT_POLL_MS = 300_000  # max.poll.interval.ms
 ROUND_MS = 5_000
 UPGRADE_BROKERS = "classic_coordinator"
+# Blockers of protocol_migration_plan that a recommendation can take on: it says the
+# brokers go first, and needs `migration_factor` times the gain.
+UPGRADABLE = ("brokers_pre_4_0",)
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The conf's thresholds of a material gain (metrics.change_*)."""
+    """The conf's thresholds of a material gain (metrics.change_*, the attention floor)."""
 
-    rebalances: int = 2
-    seconds: float = 60.0
-    partitions: int = 12
-    skew: float = 0.25
-    migration_factor: float = 3.0
-    crash_loop_restarts: int = 3
+    seconds: float
+    messages: int
+    partitions: int
+    skew: float
+    min_lag: int
+    migration_factor: float
+    crash_loop_restarts: int
+
+    @classmethod
+    def of(cls, m: MetricsConfig) -> Limits:
+        return cls(
+            seconds=m.change_min_seconds_saved,
+            messages=m.change_min_messages_delayed_saved,
+            partitions=m.change_min_paused_partitions_saved,
+            skew=m.change_min_skew_gain,
+            min_lag=m.attention_min_lag,
+            migration_factor=m.migration_gain_factor,
+            crash_loop_restarts=m.crash_loop_restarts,
+        )
+
+
+@dataclass(frozen=True)
+class GroupFacts:
+    """What decide needs of the group beyond its events: the group.instance.ids its
+    members captured that day (a static group), its protocol and its largest lag."""
+
+    instance_ids: frozenset[str] = field(default_factory=frozenset)
+    protocol: str | None = None
+    max_lag: int | None = None
+
+    @classmethod
+    def of(cls, instance_ids: Iterable[str] | None, protocol: Any, max_lag: Any) -> GroupFacts:
+        """From a row's cells as pandas hands them over (null as None or NaN)."""
+        return cls(
+            frozenset(consumers(instance_ids)),
+            protocol if isinstance(protocol, str) else None,
+            int(max_lag) if _number(max_lag) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -68,43 +125,98 @@ class Candidate:
     rebalances: int | None = None
     seconds: float | None = None
     partitions: int | None = None
+    messages: int | None = None
     skew: float | None = None  # mean lag skew lower by this much
     balances: bool = False  # brings the count spread to 1 or less
     factor: float = 1.0  # how much more it must gain (a broker upgrade first)
+    rebalanced: bool = True  # the group rebalanced that day
+    max_lag: int | None = None  # the group's largest lag, messages
+    ruled_out: str | None = None  # why the group cannot make it, whatever it saves
+
+    def costs_less(self, limits: Limits) -> bool:
+        """Saves the thresholds in cost: partition-seconds or messages delayed (paused
+        partitions where no log times the rebalances); a migration must pause less."""
+        f = self.factor
+        cheaper = (
+            (self.seconds or 0) >= limits.seconds * f
+            or (self.messages or 0) >= limits.messages * f
+            or (self.seconds is None and (self.partitions or 0) >= limits.partitions * f)
+        )
+        pauses_less = (self.partitions or 0) > 0 or (self.seconds or 0) > 0
+        return cheaper and (self.kind != MIGRATION or pauses_less)
+
+    def lag_gain(self, limits: Limits) -> bool:
+        """An assignor change that balances the group or lowers its lag skew enough."""
+        return self.kind == ASSIGNOR and (
+            self.balances or (self.skew or 0) >= limits.skew * self.factor
+        )
+
+    def lagging(self, limits: Limits) -> bool:
+        return self.max_lag is not None and self.max_lag >= limits.min_lag
 
     def material(self, limits: Limits) -> bool:
         if self.kind in FAULTS:
             return True
-        f = self.factor
-        return (
-            self.balances
-            or (self.rebalances or 0) >= limits.rebalances * f
-            or (self.seconds or 0) >= limits.seconds * f
-            or (self.seconds is None and (self.partitions or 0) >= limits.partitions * f)
-            or (self.skew or 0) >= limits.skew * f
-        )
+        if self.ruled_out or (self.kind in (ASSIGNOR, MIGRATION) and not self.rebalanced):
+            return False
+        return self.costs_less(limits) or (self.lag_gain(limits) and self.lagging(limits))
 
     def rank(self) -> tuple:
         effort = EFFORT.index(self.kind) if self.kind in EFFORT else len(EFFORT)
         return (
             0 if self.kind == STUCK else 1 if self.kind == CRASH else 2,
             -(self.seconds or 0),
+            -(self.messages or 0),
             -(self.rebalances or 0),
             -(self.partitions or 0),
             effort,
         )
 
     def saving(self) -> str:
+        """`12 rebalances, 24 paused partitions, 0.1 partition-seconds, 0 messages
+        delayed`: every saving known, with its unit (no message delayed is said beside
+        the partition-seconds that delayed none)."""
         parts = []
         if self.rebalances:
-            parts.append(f"{self.rebalances} rebalance{'s' * (self.rebalances != 1)}")
+            n = int(self.rebalances)
+            parts.append(f"{n} rebalance{'s' * (n != 1)}")
         if self.partitions:
-            parts.append(f"{self.partitions} paused partitions")
-        if self.seconds:
+            n = int(self.partitions)
+            parts.append(f"{n:,} paused partition{'s' * (n != 1)}")
+        timed = _number(self.seconds) and self.seconds != 0
+        if timed:
             parts.append(f"{self.seconds:,.1f} partition-seconds")
+        if _number(self.messages) and (self.messages or timed):
+            n = int(self.messages)
+            parts.append(f"{n:,} message{'s' * (n != 1)} delayed")
+        if self.balances:
+            parts.append("a count spread of 1 or less")
         if self.skew:
-            parts.append(f"mean lag skew {self.skew:.2f} lower")
+            parts.append(f"a mean lag skew {self.skew:.2f} lower")
         return ", ".join(parts) or "nothing"
+
+    def shortfall(self, limits: Limits) -> str:
+        """Why the candidate is not recommended (it is not material): the words after
+        `keep <assignor>: `."""
+        if self.ruled_out:
+            return f"{self.title} would save {self.saving()}, but {self.ruled_out}"
+        if self.kind in (ASSIGNOR, MIGRATION) and not self.rebalanced:
+            return (
+                f"the group did not rebalance today: {self.title} would save "
+                f"{self.saving()} over its initial assignment only"
+            )
+        why = (
+            f"gain too small: {self.title} would save {self.saving()}, below the thresholds "
+            f"({_thresholds(limits, self.factor)})"
+        )
+        if self.lag_gain(limits) and not self.lagging(limits):
+            peak = "unknown" if self.max_lag is None else f"{self.max_lag:,} messages"
+            why += (
+                f"; balance and lag skew count only while a partition lags "
+                f"{limits.min_lag:,} messages (metrics.attention_min_lag), and its "
+                f"largest lag today was {peak}"
+            )
+        return why
 
 
 def decide(
@@ -112,37 +224,59 @@ def decide(
     events: Sequence[Mapping[str, Any]],
     stuck: Sequence[Mapping[str, Any]],
     limits: Limits,
+    group: GroupFacts | None = None,
 ) -> dict[str, Any]:
     """The group's final change: `recommended` is recommendations.py's row (its
     assignor, protocol or static-membership choice), `events` the day's rebalances with
-    the baseline replay's cost (cause, departed, returned, away_ms, paused_partitions,
-    paused_partition_seconds), `stuck` its stalled partitions (topic, partition, offset,
-    lag, since). Returns the row's change columns."""
+    the baseline replay's cost (event_seq, cause, departed, returned, away_ms,
+    paused_partitions, paused_partition_seconds, messages_delayed), `stuck` its stalled
+    partitions (topic, partition, offset, lag, since). Returns the row's change
+    columns."""
+    facts = group or GroupFacts()
     candidates = [
         *_stuck(stuck),
         *_crash_loop(events, limits),
-        *_session(events, limits),
+        *_session(events, limits, facts),
         *_poll(events),
-        *_recommended(recommended, limits),
+        *_recommended(recommended, limits, facts, rebalanced=bool(events)),
     ]
     chosen = sorted((c for c in candidates if c.material(limits)), key=Candidate.rank)
     if chosen:
-        return _row(chosen[0], recommended)
+        return _row(chosen[0], facts)
     best = sorted(candidates, key=Candidate.rank)
     return _keep(recommended, best[0] if best else None, limits)
 
 
-def _row(change: Candidate, recommended: Mapping[str, Any]) -> dict[str, Any]:
+def consumers(value: Any) -> list[str]:
+    """The consumers a `departed` or `returned` cell names: one, several (comma-separated
+    or a list) or none (null)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    names = value.split(",") if isinstance(value, str) else value
+    return [c.strip() for c in names if c and c.strip()]
+
+
+def _row(change: Candidate, group: GroupFacts) -> dict[str, Any]:
     if change.kind in (ASSIGNOR, MIGRATION, STATIC):
-        return {"change_kind": change.kind, "changed_assignor": change.kind != STATIC}
+        row: dict[str, Any] = {
+            "change_kind": change.kind,
+            "changed_assignor": change.kind != STATIC,
+        }
+        if change.kind == MIGRATION and group.instance_ids:
+            # protocol_migration_plan's caution for the group, in its words
+            caution = CAUTION_TEXT["static_membership"].format(static=len(group.instance_ids))
+            row["prerequisites"] = f"{change.prerequisites}; {caution}"
+        return row
+    saves = "" if change.kind == STUCK else f"; it saves {change.saving()}"
     return {
         "change_kind": change.kind,
         "changed_assignor": False,
-        "reason": change.reason,
+        "reason": change.reason + saves,
         "prerequisites": change.prerequisites,
         "paused_partitions_saved": change.partitions,
         "rebalances_saved": change.rebalances,
         "paused_partition_seconds_saved": change.seconds,
+        "messages_delayed_saved": change.messages,
     }
 
 
@@ -150,41 +284,50 @@ def _keep(recommended: Mapping[str, Any], best: Candidate | None, limits: Limits
     row: dict[str, Any] = {"change_kind": KEEP, "changed_assignor": False}
     if best is None or best.kind == KEEP:
         return row
+
+    def nothing(column: str, zero: float) -> float | None:
+        """No saving where the baseline's measure is known (unknown stays null)."""
+        return zero if _number(recommended.get(column)) else None
+
     row.update(
         reason=(
-            f"keep {recommended.get('declared_assignor') or 'the current assignor'}: gain too "
-            f"small: {best.title} would save {best.saving()}, below the thresholds "
-            f"({_thresholds(limits, best.factor)})"
+            f"keep {recommended.get('declared_assignor') or 'the current assignor'}: "
+            f"{best.shortfall(limits)}"
         ),
         prerequisites=None,
-        paused_partitions_saved=0
-        if recommended.get("paused_partitions_saved") is not None
-        else None,
+        paused_partitions_saved=nothing("paused_partitions_saved", 0),
         rebalances_saved=None,
-        paused_partition_seconds_saved=(
-            0.0 if recommended.get("paused_partition_seconds_saved") is not None else None
-        ),
+        paused_partition_seconds_saved=nothing("paused_partition_seconds_saved", 0.0),
+        messages_delayed_saved=nothing("messages_delayed_saved", 0),
     )
     return row
 
 
 def _thresholds(limits: Limits, factor: float) -> str:
     f = factor
-    scaled = f" (x{f:g}: the brokers need upgrading first)" if f != 1 else ""
+    scaled = f", x{f:g}: the brokers need upgrading first" if f != 1 else ""
     return (
-        f"{limits.rebalances * f:g} rebalances, {limits.seconds * f:g} partition-seconds, "
-        f"{limits.partitions * f:g} paused partitions or a mean lag skew {limits.skew * f:g} "
-        f"lower{scaled}"
+        f"{limits.seconds * f:g} partition-seconds or {limits.messages * f:,.0f} messages "
+        f"delayed, {limits.partitions * f:g} paused partitions where no log times the "
+        f"rebalances, or a mean lag skew {limits.skew * f:g} lower{scaled}"
     )
 
 
-def _recommended(recommended: Mapping[str, Any], limits: Limits) -> list[Candidate]:
+def _recommended(
+    recommended: Mapping[str, Any], limits: Limits, group: GroupFacts, rebalanced: bool
+) -> list[Candidate]:
     row: dict[str, Any] = {
         k: (v if _number(v) or not isinstance(v, float) else None) for k, v in recommended.items()
     }
     kind = row.get("change_kind")
     if kind not in (ASSIGNOR, MIGRATION, STATIC):
         return []
+    ruled_out = None
+    if kind == STATIC and group.instance_ids:  # recommendations.py never picks it so
+        ruled_out = "its members already have a group.instance.id"
+    blocked = sorted(set(_blockers(row)) - set(UPGRADABLE)) if kind == MIGRATION else []
+    if blocked:
+        ruled_out = f"protocol_migration_plan blocks the move: {', '.join(blocked)}"
     skew_delta = row.get("mean_lag_skew_delta")
     spread_before = row.get("declared_max_count_spread")
     spread_after = row.get("recommended_max_count_spread")
@@ -210,11 +353,21 @@ def _recommended(recommended: Mapping[str, Any], limits: Limits) -> list[Candida
             rebalances=row.get("rebalances_saved"),
             seconds=row.get("paused_partition_seconds_saved"),
             partitions=row.get("paused_partitions_saved"),
+            messages=row.get("messages_delayed_saved"),
             skew=-skew_delta if kind != STATIC and _number(skew_delta) and skew_delta < 0 else None,
             balances=balances,
             factor=limits.migration_factor if upgrade else 1.0,
+            rebalanced=rebalanced,
+            max_lag=group.max_lag,
+            ruled_out=ruled_out,
         )
     ]
+
+
+def _blockers(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """protocol_migration_plan's blockers of a group the day's replay measured (so not
+    an assign()-only one)."""
+    return blockers(row.get("declared_assignor"), row.get("brokers"), idle=False)
 
 
 def _stuck(stuck: Sequence[Mapping[str, Any]]) -> list[Candidate]:
@@ -249,24 +402,68 @@ def _incidents(events: Sequence[Mapping[str, Any]], cause: str) -> list[Mapping[
     return [e for e in events if e.get("cause") == cause]
 
 
-def _looping(events: Sequence[Mapping[str, Any]], limits: Limits) -> dict[str, int]:
-    """Consumers back after a session expiry `crash_loop_restarts` times or more, once at
-    least before the expiry itself: a new process while the old one's session was still
-    alive (a consumer that only stalled can rejoin only once it is told it was fenced)."""
+def _named(event: Mapping[str, Any]) -> set[str]:
+    return {*consumers(event.get("departed")), *consumers(event.get("returned"))}
+
+
+@dataclass(frozen=True)
+class EarlyReturns:
+    """Returns of a consumer while its old member was still in the group: a new process
+    joined before the old one's session expired (a stalled consumer can rejoin only
+    once it is told its session expired)."""
+
+    per_consumer: Counter[str]
+    # The events of those incidents: each early return and the expiry of the member it
+    # replaced (one event where one generation did both).
+    event_seqs: frozenset[int]
+
+
+def early_returns(events: Sequence[Mapping[str, Any]]) -> EarlyReturns:
+    """From the order of the day's session-timeout events (by event_seq): a return
+    counts a member in, an expiry one out; a consumer first named leaving was in the
+    group before. One first named returning may have left the day before: its first
+    return is not counted (the order cannot tell), so no crash loop is made up from it."""
+    inside: dict[str, int] = {}
+    awaiting: Counter[str] = Counter()  # early returns whose old member has not expired
+    early: Counter[str] = Counter()
+    seqs = set()
     timeouts = _incidents(events, "session_timeout")
-    back = Counter(e["returned"] for e in timeouts if e.get("returned"))
-    restarted = {e["returned"] for e in timeouts if e.get("returned") and e.get("away_ms") == 0}
-    return {c: n for c, n in back.items() if n >= limits.crash_loop_restarts and c in restarted}
+    for event in sorted(timeouts, key=lambda e: e.get("event_seq") or 0):
+        gone, back = consumers(event.get("departed")), consumers(event.get("returned"))
+        for who in gone:
+            inside.setdefault(who, 1)
+        for who in back:
+            if inside.get(who, 0) > 0:
+                early[who] += 1
+                awaiting[who] += 1
+                seqs.add(event.get("event_seq"))
+            inside[who] = inside.get(who, 0) + 1
+        for who in gone:
+            inside[who] = max(inside[who] - 1, 0)
+            if awaiting[who]:
+                awaiting[who] -= 1
+                seqs.add(event.get("event_seq"))
+    return EarlyReturns(early, frozenset(s for s in seqs if s is not None))
+
+
+def crash_loops(events: Sequence[Mapping[str, Any]], limits: Limits) -> dict[str, int]:
+    """Consumers back after a session expiry `crash_loop_restarts` times or more, once at
+    least while the old member was still in the group: a new process (a consumer that
+    only stalled can rejoin only once it is told its session expired)."""
+    timeouts = _incidents(events, "session_timeout")
+    back = Counter(c for e in timeouts for c in consumers(e.get("returned")))
+    early = early_returns(events).per_consumer
+    return {c: n for c, n in back.items() if n >= limits.crash_loop_restarts and early[c]}
 
 
 def _crash_loop(events: Sequence[Mapping[str, Any]], limits: Limits) -> list[Candidate]:
-    back = _looping(events, limits)
+    back = crash_loops(events, limits)
     looping = sorted(back)
     if not looping:
         return []
     timeouts = _incidents(events, "session_timeout")
-    mine = [e for e in timeouts if e.get("returned") in back or e.get("departed") in back]
-    early = sum(1 for e in mine if e.get("returned") in back and e.get("away_ms") == 0)
+    mine = [e for e in timeouts if _named(e) & back.keys()]
+    early = sum(n for c, n in early_returns(events).per_consumer.items() if c in back)
     who = ", ".join(f"{c} ({back[c]} restarts)" for c in looping)
     reason = (
         f"crash loop: {who} left without a LeaveGroup (the coordinator expired its session) "
@@ -282,39 +479,92 @@ def _crash_loop(events: Sequence[Mapping[str, Any]], limits: Limits) -> list[Can
     return [_saving(CRASH, "fixing the crash loop", reason, prerequisites, mine)]
 
 
-def _session(events: Sequence[Mapping[str, Any]], limits: Limits) -> list[Candidate]:
-    timeouts = _incidents(events, "session_timeout")
-    looping = _looping(events, limits)
-    incidents = [
-        e
-        for e in timeouts
-        if (e.get("returned") or e.get("departed"))
-        and e.get("returned") not in looping
-        and e.get("departed") not in looping
-    ]
-    returns = [e for e in incidents if e.get("returned") and _number(e.get("away_ms"))]
+def _session(
+    events: Sequence[Mapping[str, Any]], limits: Limits, group: GroupFacts
+) -> list[Candidate]:
+    """Members silent past their session timeout that came back: expired dynamic
+    members (session_timeout) and a static group's members back past their timeout
+    (the replay names those deploy_restart). Not a new process that joined before its
+    old member expired: a longer timeout only keeps the dead member longer."""
+    looping = crash_loops(events, limits)
+    early = early_returns(events).event_seqs
+    static = group.instance_ids
+
+    def silent(e: Mapping[str, Any]) -> bool:
+        named = _named(e)
+        if not named or named & looping.keys() or e.get("event_seq") in early:
+            return False
+        return e.get("cause") == "session_timeout" or (
+            e.get("cause") == "deploy_restart" and bool(named & static)
+        )
+
+    incidents = [e for e in events if silent(e)]
+    returns = [e for e in incidents if consumers(e.get("returned")) and _number(e.get("away_ms"))]
     if not returns:
         return []
-    stall_ms = max(e["away_ms"] for e in returns)
+    absence_ms = max(int(e["away_ms"]) for e in returns)
     proposed = min(
-        MAX_SESSION_MS,
-        max(60_000, math.ceil((DEFAULT_SESSION_MS + stall_ms) / ROUND_MS) * ROUND_MS),
+        MAX_SESSION_MS, max(MIN_PROPOSED_SESSION_MS, math.ceil(absence_ms / ROUND_MS) * ROUND_MS)
     )
+    consumer_protocol = group.protocol == CONSUMER_PROTOCOL
+    setting = (
+        f"the group's consumer.session.timeout.ms={proposed}"
+        if consumer_protocol
+        else f"session.timeout.ms={proposed}"
+    )
+    back = sorted({c for e in returns for c in consumers(e.get("returned"))})
+    static_back = [c for c in back if c in static]
+    who = (
+        f"static member{'s' * (len(static_back) != 1)} {', '.join(static_back)} "
+        "(group.instance.id) expired and came back"
+        if static_back and len(static_back) == len(back)
+        else f"{len(back)} expired member{'s' * (len(back) != 1)} came back with a new member id"
+    )
+    kept = " (a static member keeps its place and partitions while it lasts)"
     reason = (
-        f"session timeouts: {len(returns)} expired member{'s' * (len(returns) != 1)} came back "
-        f"with a new member id, the last after {stall_ms / 1000:.0f} s: they stalled past "
-        f"session.timeout.ms (long GC pauses, CPU throttling, a blocked heartbeat thread); "
-        f"session.timeout.ms={proposed} keeps a member through a stall that long"
+        f"session timeouts: {who}, the longest away at least {absence_ms / 1000:.0f} s (from "
+        "its last heartbeat, a session timeout before its expiry, to its return): silent past "
+        "the session timeout (a long GC pause, CPU throttling, a blocked heartbeat thread, a "
+        f"slow restart); {setting} keeps a member through an absence that long"
+        f"{kept if static_back else ''}"
     )
-    prerequisites = (
+    prerequisites = _consumer_session(proposed) if consumer_protocol else _classic_session(proposed)
+    return [_saving(CONFIG, setting, reason, prerequisites, incidents)]
+
+
+# How the proposal reads the absence (rebalance_events.away_ms), for either protocol.
+ABSENCE_NOTE = (
+    f"the absence counts the {DEFAULT_SESSION_MS} ms default session timeout before the "
+    "expiry: add the difference if the group's is set higher. A longer timeout also finds "
+    "dead members later"
+)
+
+
+def _classic_session(proposed: int) -> str:
+    return (
         f"every consumer with session.timeout.ms={proposed} and heartbeat.interval.ms="
         f"{proposed // 3 // 1000 * 1000} (a third of it or less); the brokers' "
-        f"group.max.session.timeout.ms (default {MAX_SESSION_MS}) must allow it; the value "
-        f"assumes today's is the {DEFAULT_SESSION_MS} ms default (10000 before Kafka 3.0): add "
-        "the difference if it is set higher. A longer timeout also finds dead members later"
+        f"group.max.session.timeout.ms (default {MAX_SESSION_MS}) must allow it; {ABSENCE_NOTE}"
     )
-    title = f"session.timeout.ms={proposed}"
-    return [_saving(CONFIG, title, reason, prerequisites, incidents)]
+
+
+def _consumer_session(proposed: int) -> str:
+    """KIP-848: the session timeout is the brokers' (group.consumer.session.timeout.ms),
+    or the group's own config since Kafka 4.0 (GroupConfig consumer.session.timeout.ms,
+    set with kafka-configs.sh --entity-type groups)."""
+    raise_max = (
+        f"; raise the brokers' group.consumer.max.session.timeout.ms (default "
+        f"{MAX_CONSUMER_SESSION_MS}) to at least it first"
+        if proposed > MAX_CONSUMER_SESSION_MS
+        else ""
+    )
+    return (
+        "the group's session timeout, which the consumer protocol (KIP-848) takes from the "
+        "brokers, not the clients' session.timeout.ms: kafka-configs.sh --bootstrap-server "
+        "<broker> --alter --entity-type groups --entity-name <group> --add-config "
+        f"consumer.session.timeout.ms={proposed} (Kafka 4.0+; the brokers' "
+        f"group.consumer.session.timeout.ms for every group){raise_max}; {ABSENCE_NOTE}"
+    )
 
 
 def _poll(events: Sequence[Mapping[str, Any]]) -> list[Candidate]:
@@ -340,10 +590,14 @@ def _poll(events: Sequence[Mapping[str, Any]]) -> list[Candidate]:
 def _saving(
     kind: str, title: str, reason: str, prerequisites: str, saved: Sequence[Mapping]
 ) -> Candidate:
-    seconds = [
-        e["paused_partition_seconds"] for e in saved if _number(e.get("paused_partition_seconds"))
-    ]
-    partitions = [e["paused_partitions"] for e in saved if _number(e.get("paused_partitions"))]
+    def known(column: str) -> list[Any]:
+        return [e[column] for e in saved if _number(e.get(column))]
+
+    seconds, partitions, messages = (
+        known("paused_partition_seconds"),
+        known("paused_partitions"),
+        known("messages_delayed"),
+    )
     return Candidate(
         kind,
         title,
@@ -353,6 +607,7 @@ def _saving(
         # Whole milliseconds, as every partition-second sum (rollups.seconds_sum).
         seconds=round(sum(round(s * 1000) for s in seconds) / 1000, 3) if seconds else None,
         partitions=int(sum(partitions)) if partitions else None,
+        messages=int(sum(messages)) if messages else None,
     )
 
 

@@ -33,16 +33,20 @@ Captures are not commits, so:
   moved, else the timestamp of the capture before. So a partition left without an
   owner STOPs, and one whose owner keeps the offset still STALLs, as Burrow tells them
   apart.
-- The broker's recent offsets are the log-end offsets of the window's captures taken
-  when and after the consumer last showed life. Those captures saw the very committed
-  offset the rule compares with, so a log end at or below it is zero lag at that
-  moment, which is what Burrow's check stands for: a consumer caught up on a quiet
-  partition when it last showed life is not STOP when a message arrives after it.
-  Burrow compares with its last `intervals` broker fetches (10 fetches 10 s apart with
-  its defaults), which can reach back before the last commit, where a log end below it
-  says nothing about the lag then; a window of captures always reaches back a whole
-  window, so those are left out. Burrow's CheckRules case 9 (zero lag at every commit,
-  then silence while the broker moved on) is therefore OK here, STOP in Burrow.
+- The broker's recent offsets are the log ends of the captures after the consumer last
+  showed life (those captures saw the very committed offset the rule compares with),
+  within the window; the one rated is the newest. Burrow's check (#338, for #303) holds
+  when one of its last `intervals` broker fetches (a ring of ten, refreshed every 10 s
+  with its defaults: the last 100 s; storage/inmemory.go, cluster/kafka_cluster.go) is
+  at or below the last commit. Captures are minutes apart, so the time just before the
+  newest capture is the capture before it: the consumer was caught up lately only when
+  the log end stayed at the committed offset until the newest capture, that is when
+  the last log end captured after its last sign of life and before the rated capture
+  is at or below its offset (log ends only grow). Once the captures after the last sign
+  of life show the log end moving on, the partition is STOP as soon as the silence is
+  long enough, however caught up it was at its last commit (Burrow's CheckRules case
+  9, #290). The capture of the last sign of life does not count: it is the commit
+  itself, not a broker fetch after it.
 - The window is the rated capture and the `intervals - 1` captures before it. A capture
   is a commit sample and a broker fetch at once, so one window holds both, where Burrow
   keeps `intervals` commits and `intervals` broker offsets apart. Once every capture of
@@ -60,13 +64,12 @@ since) showing the last committed offset and that log end, oldest first, the las
 Burrow's `timeNow` with its current lag: the capture rated. The window holds them all.
 Case by case:
 - CheckRules 0-7, 9-14: Burrow's status and every check's result.
-- CheckRules 8 (a documented difference in three checks, not in the status): its
+- CheckRules 8 (a documented difference in two checks, not in the status): its
   current lag (0) and broker offset (5250 over offset 5000) cannot be one capture
   (LAG = LOG-END-OFFSET - CURRENT-OFFSET); the capture keeps the current lag, which the
   case is about, so its log end is 5000. Status OK, as Burrow's; but in the window that
-  capture is a zero lag, a decrease after 250 and a log end at the committed offset after
-  the last commit: "lag always not zero" and "lag not decreasing" are false and "recent
-  lag zero" true (Burrow: true, true, false).
+  capture is a zero lag and a decrease after 250: "lag always not zero" and "lag not
+  decreasing" are false (Burrow: true).
 - CheckRules 15: its current lag (300) does not fit broker offset 4300 over offset
   2500; the capture keeps the current lag (log end 2800). Status and checks as Burrow's.
 - SingleRequest_NoShowAll, _ShowAll, _Incomplete (the storage fixture's two groups):
@@ -208,12 +211,16 @@ def window_checks(entries: Entries, intervals: int, allowed_lag: int = ALLOWED_L
     last_life = np.maximum.accumulate(np.where(e.starts | e.owned | moved, row, 0))
     ts = e.micros[last_life]
     stopped = e.micros - ts > ts - ts[window]
-    # From the last life on the committed offset is the current one: a log end <= it is
-    # a zero lag seen then, the last life's own capture included (a consumer caught up
-    # on a quiet partition when it last showed life is not stopped because a message
-    # came after it: Burrow's recent broker offsets equal to the last commit).
+    # Burrow's recent broker offsets: the log end captured last before the rated capture,
+    # after the last life (the committed offset is the current one since) and in the
+    # window. At or below that offset, the log end stayed there until the newest capture:
+    # a consumer of a quiet partition that a message only just reached (#303). Once the
+    # captures after the last life show the log end moving on, the silence is a STOP.
     caught_up = e.log_end_known & (e.log_ends <= e.offsets)
-    recent_lag_zero = any_in(caught_up, np.maximum(window, last_life))
+    known_before = np.full(n, -1)
+    known_before[1:] = np.maximum.accumulate(np.where(e.log_end_known, row, -1))[:-1]
+    recent = (known_before > last_life) & (known_before >= window)
+    recent_lag_zero = recent & caught_up[np.maximum(known_before, 0)]
 
     rewound = rewind_recovered = np.zeros(n, dtype=bool)
     if back.any():  # rare: most partitions never rewind

@@ -33,7 +33,8 @@ def migration_plan(
     context: DataFrame,
     schema: StructType,
 ) -> DataFrame:
-    """`context`: protocols.group_context (protocol, brokers per group and date)."""
+    """`context`: protocols.group_context (protocol, brokers and instance_ids per group
+    and date)."""
     uniform = F.col("assignor") == TARGET_ASSIGNOR
     replayed = stickiness.where(uniform).select(
         *KEYS,
@@ -46,17 +47,7 @@ def migration_plan(
     per_capture = members.groupBy(
         "cluster", "group_id", F.col("capture_date").alias("date"), "captured_at"
     ).agg(F.count(F.lit(1)).alias("n"))
-    membership = (
-        per_capture.groupBy(*KEYS)
-        .agg(F.max("n").cast("int").alias("members"))
-        .join(
-            members.groupBy("cluster", "group_id", F.col("capture_date").alias("date")).agg(
-                F.countDistinct("group_instance_id").cast("int").alias("static_members")
-            ),
-            KEYS,
-            "left",
-        )
-    )
+    membership = per_capture.groupBy(*KEYS).agg(F.max("n").cast("int").alias("members"))
     facts = (
         health.select(
             *KEYS,
@@ -66,7 +57,16 @@ def migration_plan(
             F.col("paused_partition_seconds").alias("paused_partition_seconds_now"),
             F.col("max_count_spread").alias("max_count_spread_now"),
         )
-        .join(context, KEYS, "left")
+        .join(
+            context.select(
+                *KEYS,
+                "protocol",
+                "brokers",
+                F.size(F.coalesce("instance_ids", F.array())).cast("int").alias("static_members"),
+            ),
+            KEYS,
+            "left",
+        )
         .where(F.coalesce(F.col("protocol"), F.lit(CLASSIC)) == CLASSIC)
         .join(declared_strategies(group_states), KEYS, "left")
         .join(membership, KEYS, "left")

@@ -77,19 +77,26 @@ class Verdict:
     reason: str
 
 
+def blockers(declared_assignor: str | None, brokers: str | None, idle: bool) -> tuple[str, ...]:
+    """What keeps a classic group from moving as it is (module docstring); `idle`: no
+    member joined and no generation was logged all day."""
+    found = []
+    if declared_assignor == STREAMS_ASSIGNOR:
+        found.append("streams_application")
+    elif declared_assignor is not None and declared_assignor not in BUILT_IN_ASSIGNORS:
+        found.append("custom_assignor")
+    if brokers == "classic_coordinator":
+        found.append("brokers_pre_4_0")
+    if idle:
+        found.append("assign_only")
+    return tuple(found)
+
+
 def verdict(g: GroupFacts) -> Verdict:
     """The group's blockers, cautions, readiness, savings and wave (module docstring)."""
-    blockers = []
     assignor = g.declared_assignor
-    if assignor == STREAMS_ASSIGNOR:
-        blockers.append("streams_application")
-    elif assignor is not None and assignor not in BUILT_IN_ASSIGNORS:
-        blockers.append("custom_assignor")
-    if g.brokers == "classic_coordinator":
-        blockers.append("brokers_pre_4_0")
     idle = g.members == 0 and g.generations_logged == 0 and g.rebalances == 0
-    if idle:
-        blockers.append("assign_only")
+    blocked = list(blockers(assignor, g.brokers, idle))
     cautions = []
     if g.static_members:
         cautions.append("static_membership")
@@ -98,12 +105,13 @@ def verdict(g: GroupFacts) -> Verdict:
     now, uniform = g.paused_partitions_now, g.paused_partitions_uniform
     saved_partitions = None if now is None or uniform is None else now - uniform
     seconds, seconds_uniform = g.paused_seconds_now, g.paused_seconds_uniform
+    # Both sums are whole milliseconds (rollups.seconds_sum): so is the difference.
     saved_seconds = (
-        None if seconds is None or seconds_uniform is None else seconds - seconds_uniform
+        None if seconds is None or seconds_uniform is None else round(seconds - seconds_uniform, 3)
     )
     if idle:
         readiness = NOT_APPLICABLE
-    elif blockers:
+    elif blocked:
         readiness = BLOCKED
     elif cautions:
         readiness = CHECKS
@@ -112,13 +120,13 @@ def verdict(g: GroupFacts) -> Verdict:
     gains = (saved_partitions or 0) > 0 or (saved_seconds or 0) > 0
     wave = {READY: 1 if gains else 2, CHECKS: 3}.get(readiness)
     return Verdict(
-        tuple(blockers),
+        tuple(blocked),
         tuple(cautions),
         readiness,
         saved_partitions,
         saved_seconds,
         wave,
-        _reason(g, blockers, cautions, saved_partitions, saved_seconds),
+        _reason(g, blocked, cautions, saved_partitions, saved_seconds),
     )
 
 

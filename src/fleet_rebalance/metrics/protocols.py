@@ -39,8 +39,11 @@ def declared_protocol(declared_assignor: Column) -> Column:
 
 
 def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
-    """cluster, group_id, date, protocol: from the group's latest state and members
-    captures of each day (either one naming KIP-848 makes it `consumer`)."""
+    """cluster, group_id, date, protocol, instance_ids: the protocol from the group's
+    latest state and members captures of each day (either one naming KIP-848 makes it
+    `consumer`); the group.instance.ids its members captures show that day (sorted, empty
+    for a group of dynamic members, null without a members capture), in the same pass
+    over the members."""
     by_state = (
         group_states.where(F.col("assignment_strategy").isNotNull())
         .groupBy("cluster", "group_id", F.col("capture_date").alias("date"))
@@ -51,7 +54,8 @@ def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
     # (captured_at, is KIP-848) pair, in one aggregate (a null id orders below both).
     kip848 = F.col("consumer_id").rlike(KIP848_MEMBER_ID)
     by_members = members.groupBy("cluster", "group_id", F.col("capture_date").alias("date")).agg(
-        F.max(F.struct("captured_at", kip848.alias("k")))["k"].alias("_by_members")
+        F.max(F.struct("captured_at", kip848.alias("k")))["k"].alias("_by_members"),
+        F.array_sort(F.collect_set("group_instance_id")).alias("instance_ids"),
     )
     either = F.coalesce(F.col("_by_state"), F.lit(False)) | F.coalesce(
         F.col("_by_members"), F.lit(False)
@@ -60,9 +64,9 @@ def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
     joined = by_state.join(by_members, GROUP, how="full")
     types = _group_types(group_states, members)
     if types is None:
-        return joined.select(*GROUP, heuristic.alias("protocol"))
+        return joined.select(*GROUP, heuristic.alias("protocol"), "instance_ids")
     return joined.join(types, GROUP, how="left").select(
-        *GROUP, F.coalesce(F.col("_type"), heuristic).alias("protocol")
+        *GROUP, F.coalesce(F.col("_type"), heuristic).alias("protocol"), "instance_ids"
     )
 
 
@@ -113,9 +117,9 @@ def cluster_brokers(protocols: DataFrame, coordinator_events: DataFrame) -> Data
 def group_context(
     group_states: DataFrame, members: DataFrame, coordinator_events: DataFrame
 ) -> DataFrame:
-    """cluster, group_id, date, protocol, brokers: what recommendations needs to know of
-    a group beyond its replay."""
+    """cluster, group_id, date, protocol, brokers, instance_ids: what recommendations
+    and the migration plan need to know of a group beyond its replay."""
     protocols = group_protocols(group_states, members)
     return protocols.join(
         cluster_brokers(protocols, coordinator_events), ["cluster", "date"], how="left"
-    ).select(*GROUP, "protocol", "brokers")
+    ).select(*GROUP, "protocol", "brokers", "instance_ids")

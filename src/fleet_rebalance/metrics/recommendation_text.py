@@ -14,9 +14,8 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import Column
 
+from fleet_rebalance.metrics.changes import ASSIGNOR, MIGRATION, STATIC
 from fleet_rebalance.metrics.protocols import CLASSIC_COORDINATOR, CONSUMER, CONSUMER_GROUPS
-
-KEEP, ASSIGNOR, MIGRATION, STATIC = "keep", "assignor", "protocol_migration", "static_membership"
 
 
 def _text(value: Column) -> Column:
@@ -59,6 +58,33 @@ def saving_text(base: Column, new: Column, events: Column) -> Column:
             F.concat(F.lit("pauses "), _text(-change), F.lit(" more partitions"), over, share),
         )
         .otherwise(F.concat(F.lit("pauses as many partitions ("), _text(new), F.lit(")"), over))
+    )
+
+
+def _difference(saved: Column, unit: Column, shown: Column) -> Column:
+    """`, 30.0 fewer partition-seconds` (or more); nothing when unknown or none."""
+    return F.when(
+        _known(saved) & (saved != 0),
+        F.concat(
+            F.lit(", "),
+            shown,
+            F.when(saved > 0, F.lit(" fewer ")).otherwise(F.lit(" more ")),
+            unit,
+        ),
+    ).otherwise(F.lit(""))
+
+
+def cost_text(seconds: Column, messages: Column) -> Column:
+    """`, 30.0 fewer partition-seconds, 1,400 fewer messages delayed`: the savings in
+    cost, formatted as the summary and the report format them."""
+    one = F.abs(messages) == 1
+    return F.concat(
+        _difference(seconds, F.lit("partition-seconds"), F.format_number(F.abs(seconds), 1)),
+        _difference(
+            messages,
+            F.when(one, F.lit("message delayed")).otherwise(F.lit("messages delayed")),
+            F.format_number(F.abs(messages), 0),
+        ),
     )
 
 
@@ -117,6 +143,9 @@ def reason() -> Column:
     kind, base = F.col("change_kind"), _baseline_name()
     tail = F.concat(
         saving_text(F.col("b_paused"), F.col("r_paused"), F.col("r_events")),
+        cost_text(
+            F.col("b_seconds") - F.col("r_seconds"), F.col("b_messages") - F.col("r_messages")
+        ),
         balance_and_skew_text(),
     )
     two_bounce = F.when(
@@ -183,21 +212,13 @@ def reason() -> Column:
             "assignment), so nothing is known to do better"
         ),
     )
-    seconds = F.when(
-        _known(F.col("s_seconds")),
-        F.concat(
-            F.lit(", "),
-            F.format_string("%.1f", F.col("s_seconds")),
-            F.lit(" fewer partition-seconds"),
-        ),
-    ).otherwise(F.lit(""))
     runner_up = F.when(
         F.col("runner_up_kind").isNotNull(),
         F.concat(
             F.lit("; more than switching to "),
             F.col("runner_up_assignor"),
             F.lit(", which saves "),
-            _text(F.col("runner_up_saved")),
+            _plural(F.col("runner_up_saved"), "paused partition"),
         ),
     ).otherwise(F.lit(""))
     # No share of the day's pauses: the what-if counts what ran, the baseline may be a replay.
@@ -209,7 +230,7 @@ def reason() -> Column:
         _text(F.col("static_timeout_s")),
         F.lit(" s): "),
         saved,
-        seconds,
+        cost_text(F.col("s_seconds"), F.col("s_messages")),
         runner_up,
     )
     return (

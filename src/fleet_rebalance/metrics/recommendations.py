@@ -17,11 +17,13 @@ A best candidate that is not better than the baseline is `keep`.
 
 Beside that choice, `static_membership` comes from the what-if of restarts
 (`static_what_if`: per group and date, rebalances_avoided, paused_partitions_avoided,
-paused_partition_seconds_avoided) and is the row's change when it saves more paused
-partitions than the assignor or protocol change (ties keep the latter); one row per
-group and date holds the top change. Savings are against the baseline:
-paused_partitions_saved, paused_partition_seconds_saved (where the rollup times events)
-and, for static membership, rebalances_saved.
+paused_partition_seconds_avoided, messages_delayed_avoided) and is the row's change when
+it saves more paused partitions than the assignor or protocol change (ties keep the
+latter), never for a group whose members already have a group.instance.id (group
+context's `instance_ids`); one row per group and date holds the top change. Savings are
+against the baseline: paused_partitions_saved, paused_partition_seconds_saved and
+messages_delayed_saved (where the rollup times events) and, for static membership,
+rebalances_saved. Whether a change saves enough is changes.py's (final_changes).
 
 Ratios are rounded to 4 decimals (SKEW_DIGITS): they are day means of ratios, and more
 digits were float noise, not information. Mean lag skews are compared at 2 decimals
@@ -58,18 +60,20 @@ MEASURES = [
     "events",
     "paused",
     "seconds",
+    "messages",
     "spread",
     "skew",
     "stickiness",
     "key",
 ]
-# stickiness.paused_partition_seconds, where the rollup has it (the replay times events
-# from coordinator logs): an assignor change's paused_partition_seconds_saved.
-SECONDS = "paused_partition_seconds"
+# stickiness.paused_partition_seconds and messages_delayed, where the rollup has them (the
+# replay times events from coordinator logs): an assignor change's savings in cost.
+SECONDS, MESSAGES = "paused_partition_seconds", "messages_delayed"
 WHAT_IF = {  # the what-if's column -> (name here, type)
     "rebalances_avoided": ("s_rebalances", "int"),
     "paused_partitions_avoided": ("s_paused", "long"),
     "paused_partition_seconds_avoided": ("s_seconds", "double"),
+    "messages_delayed_avoided": ("s_messages", "long"),
 }
 COMPARED = {  # output name -> measure
     "paused_partitions": "paused",
@@ -99,10 +103,11 @@ def recommendations(
     static_what_if: DataFrame | None = None,
     static_session_timeout_s: int = 300,
 ) -> DataFrame:
-    """One row per group and date. `groups` is protocols.group_context's (protocol and
-    brokers; without it a group declaring a server-side assignor is `consumer`, any other
-    `classic`); `static_what_if` as in the module docstring; the timeout is the one the
-    what-if assumed, named in the static membership prerequisites."""
+    """One row per group and date. `groups` is protocols.group_context's (protocol,
+    brokers and instance_ids; without it a group declaring a server-side assignor is
+    `consumer`, any other `classic`, and none is static); `static_what_if` as in the
+    module docstring; the timeout is the one the what-if assumed, named in the static
+    membership prerequisites."""
     rows = _measured(stickiness, skew, _context(declared, groups))
     kind, protocol = F.col("kind"), F.col("protocol")
     own = ((kind == CLASSIC) & (protocol == CLASSIC)) | (
@@ -126,6 +131,7 @@ def recommendations(
             F.max("declared_assignor").alias("declared_assignor"),
             F.max("protocol").alias("protocol"),
             F.max("brokers").alias("brokers"),
+            F.max("static_group").alias("static_group"),
             first(own, best_first).alias("o"),
             first(migration, best_first).alias("m"),
             first((own & (declared_last == 0)) | (kind == OBSERVED), declared_last).alias("b"),
@@ -138,6 +144,7 @@ def recommendations(
         "declared_assignor",
         "protocol",
         "brokers",
+        "static_group",
         *[F.col(f"{side}.{m}").alias(f"{side}_{m}") for side in "omb" for m in MEASURES],
     )
     return _decide(_with_what_if(joined, static_what_if), static_session_timeout_s)
@@ -150,9 +157,15 @@ def _context(declared: DataFrame, groups: DataFrame | None) -> DataFrame:
             "declared_assignor",
             declared_protocol(F.col("declared_assignor")).alias("_protocol"),
             F.lit(None).cast("string").alias("brokers"),
+            F.lit(False).alias("static_group"),
         )
+    static = F.size(F.coalesce("instance_ids", F.array())) > 0
     return declared.join(
-        groups.select(*GROUP, F.col("protocol").alias("_protocol"), "brokers"), GROUP, how="full"
+        groups.select(
+            *GROUP, F.col("protocol").alias("_protocol"), "brokers", static.alias("static_group")
+        ),
+        GROUP,
+        how="full",
     )
 
 
@@ -169,6 +182,9 @@ def _measured(stickiness: DataFrame, skew: DataFrame, context: DataFrame) -> Dat
             (F.col(SECONDS) if SECONDS in stickiness.columns else F.lit(None))
             .cast("double")
             .alias("_seconds"),
+            (F.col(MESSAGES) if MESSAGES in stickiness.columns else F.lit(None))
+            .cast("long")
+            .alias("_messages"),
             "stickiness",
         )
         .join(
@@ -192,7 +208,9 @@ def _measured(stickiness: DataFrame, skew: DataFrame, context: DataFrame) -> Dat
     paused = F.when(recounted, F.col("paused_partitions") - F.col("kept")).otherwise(
         F.col("paused_partitions")
     )
-    seconds = F.when(~recounted, F.col("_seconds"))  # per event only: not recounted here
+    # Per event only: not recounted here.
+    seconds = F.when(~recounted, F.col("_seconds"))
+    messages = F.when(~recounted, F.col("_messages"))
     skew_value = rounded(F.col("mean_lag_skew"))
     unbalanced = F.coalesce((F.col("max_count_spread") > 1).cast("int"), F.lit(1))
     key = F.struct(
@@ -205,11 +223,13 @@ def _measured(stickiness: DataFrame, skew: DataFrame, context: DataFrame) -> Dat
         "declared_assignor",
         protocol.alias("protocol"),
         "brokers",
+        F.coalesce("static_group", F.lit(False)).alias("static_group"),
         "assignor",
         "row_protocol",
         "events",
         paused.alias("paused"),
         seconds.alias("seconds"),
+        messages.alias("messages"),
         F.col("max_count_spread").alias("spread"),
         skew_value.alias("skew"),
         rounded(F.col("stickiness")).alias("stickiness"),
@@ -246,9 +266,9 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     )
     step = step.select(
         "*",
-        F.when(migrate, text.MIGRATION)
-        .when(own_better, text.ASSIGNOR)
-        .otherwise(text.KEEP)
+        F.when(migrate, changes.MIGRATION)
+        .when(own_better, changes.ASSIGNOR)
+        .otherwise(changes.KEEP)
         .alias("_change"),
     )
     step = step.select(
@@ -258,22 +278,24 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
             for m in MEASURES
         ],
     )
-    change_saved = F.when(F.col("_change") != text.KEEP, F.col("b_paused") - F.col("c_paused"))
+    change_saved = F.when(F.col("_change") != changes.KEEP, F.col("b_paused") - F.col("c_paused"))
     static_wins = F.coalesce(
-        (F.col("s_rebalances") > 0) & (F.col("s_paused") > F.coalesce(change_saved, F.lit(0))),
+        ~F.col("static_group")
+        & (F.col("s_rebalances") > 0)
+        & (F.col("s_paused") > F.coalesce(change_saved, F.lit(0))),
         F.lit(False),
     )
     step = step.select(
         "*",
-        F.when(static_wins, text.STATIC).otherwise(F.col("_change")).alias("change_kind"),
-        F.when(static_wins & (F.col("_change") != text.KEEP), F.col("_change")).alias(
+        F.when(static_wins, changes.STATIC).otherwise(F.col("_change")).alias("change_kind"),
+        F.when(static_wins & (F.col("_change") != changes.KEEP), F.col("_change")).alias(
             "runner_up_kind"
         ),
         F.col("c_assignor").alias("runner_up_assignor"),
         change_saved.alias("runner_up_saved"),
         F.lit(static_timeout_s).alias("static_timeout_s"),
     )
-    stays = F.col("change_kind").isin(text.KEEP, text.STATIC)
+    stays = F.col("change_kind").isin(changes.KEEP, changes.STATIC)
     step = step.select(
         "*",
         *[
@@ -291,15 +313,20 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     )
     kind = F.col("change_kind")
     saved = (
-        F.when(kind == text.STATIC, F.col("s_paused"))
-        .when(kind == text.KEEP, F.when(F.col("b_paused").isNotNull(), F.lit(0)))
+        F.when(kind == changes.STATIC, F.col("s_paused"))
+        .when(kind == changes.KEEP, F.when(F.col("b_paused").isNotNull(), F.lit(0)))
         .otherwise(F.col("b_paused") - F.col("r_paused"))
     )
     seconds_saved = (
-        F.when(kind == text.STATIC, F.col("s_seconds"))
-        .when(kind == text.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
+        F.when(kind == changes.STATIC, F.col("s_seconds"))
+        .when(kind == changes.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
         # Both sides are whole milliseconds (rollups.seconds_sum): so is the difference.
         .otherwise(F.round(F.col("b_seconds") - F.col("r_seconds"), 3))
+    )
+    messages_saved = (
+        F.when(kind == changes.STATIC, F.col("s_messages"))
+        .when(kind == changes.KEEP, F.when(F.col("b_messages").isNotNull(), F.lit(0)))
+        .otherwise(F.col("b_messages") - F.col("r_messages"))
     )
 
     def delta(name: str, measure: str) -> Column:
@@ -325,8 +352,9 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         "protocol",
         text.prerequisites().alias("prerequisites"),
         saved.cast("long").alias("paused_partitions_saved"),
-        F.when(kind == text.STATIC, F.col("s_rebalances")).cast("int").alias("rebalances_saved"),
+        F.when(kind == changes.STATIC, F.col("s_rebalances")).cast("int").alias("rebalances_saved"),
         seconds_saved.cast("double").alias("paused_partition_seconds_saved"),
+        messages_saved.cast("long").alias("messages_delayed_saved"),
         "brokers",
     )
 
@@ -360,6 +388,7 @@ def final_changes(
     rebalances: DataFrame,
     replay_metrics: DataFrame,
     stuck: DataFrame,
+    groups: DataFrame,
     limits: Limits,
     schema: StructType,
 ) -> DataFrame:
@@ -367,45 +396,46 @@ def final_changes(
     faults and consumer settings the day's rebalances and statuses call for beside the
     assignor, protocol and static-membership choice, and only changes whose gain is
     material. `rebalances`: the date's non-initial rebalance_events (with `date`);
-    `replay_metrics`: the date's; `stuck`: stuck_partitions'. The result is in
-    `schema` (the recommendations table's)."""
+    `replay_metrics`: the date's; `stuck`: stuck_partitions'; `groups`: cluster,
+    group_id, date, instance_ids (protocols.group_context's) and max_lag (the group's
+    largest lag, group_health.largest_lag). The result is in `schema` (the
+    recommendations table's)."""
     baseline = recommended.select(*GROUP, F.col("compared_with").alias("assignor"))
     costs = replay_metrics.withColumnRenamed("event_date", "date").join(
         baseline, [*GROUP, "assignor"], how="left_semi"
     )
+    cost_columns = ["paused_partitions", "paused_partition_seconds", "messages_delayed"]
     costed = rebalances.join(
-        costs.select(*GROUP, "event_seq", "paused_partitions", "paused_partition_seconds"),
-        [*GROUP, "event_seq"],
-        how="left",
+        costs.select(*GROUP, "event_seq", *cost_columns), [*GROUP, "event_seq"], how="left"
     )
     events = costed.groupBy(*GROUP).agg(
         F.collect_list(
-            F.struct(
-                "event_seq",
-                "cause",
-                "departed",
-                "returned",
-                "away_ms",
-                "paused_partitions",
-                "paused_partition_seconds",
-            )
+            F.struct("event_seq", "cause", "departed", "returned", "away_ms", *cost_columns)
         ).alias("_events")
     )
     stalled = stuck.groupBy(*GROUP).agg(
         F.collect_list(F.struct("topic", "partition", "offset", "lag", "since")).alias("_stuck")
     )
-    joined = recommended.join(events, GROUP, how="left").join(stalled, GROUP, how="left")
+    facts = groups.select(*GROUP, F.col("instance_ids").alias("_instance_ids"), "max_lag")
+    joined = (
+        recommended.join(events, GROUP, how="left")
+        .join(stalled, GROUP, how="left")
+        .join(facts, GROUP, how="left")
+    )
     return map_rows(joined, lambda rows: [_decided(row, limits) for row in rows], schema)
 
 
 def _decided(row: dict[str, Any], limits: Limits) -> dict[str, Any]:
     events = row.pop("_events", None) or []
     stuck = row.pop("_stuck", None) or []
-    change = changes.decide(row, events, stuck, limits)
+    group = changes.GroupFacts.of(
+        row.pop("_instance_ids", None), row.get("protocol"), row.pop("max_lag", None)
+    )
+    change = changes.decide(row, events, stuck, limits, group)
     changed_assignor = change.pop("changed_assignor")
     was = row["change_kind"]
     row.update(change)
-    if not changed_assignor and was in (text.ASSIGNOR, text.MIGRATION):
+    if not changed_assignor and was in (changes.ASSIGNOR, changes.MIGRATION):
         # What runs stays: the recommended side is the baseline's.
         row["recommended_assignor"] = row["declared_assignor"] or row["compared_with"]
         for name in COMPARED:

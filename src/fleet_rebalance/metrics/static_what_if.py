@@ -15,7 +15,9 @@ range, no state capture). One row per group with a non-initial event that day:
   at generations no capture shows);
 - `paused_partitions_avoided`: their paused partitions (0 when none is avoided);
 - `paused_partition_seconds_avoided`: their paused partition-seconds, over the avoided
-  events a coordinator log times; null when avoided events exist but no log times any.
+  events a coordinator log times; null when avoided events exist but no log times any;
+- `messages_delayed_avoided`: the messages those pauses delayed, likewise.
+Whether the group already has static membership is recommendations.py's to say.
 """
 
 from __future__ import annotations
@@ -40,7 +42,12 @@ def static_what_if(causes: DataFrame, replay_metrics: DataFrame, declared: DataF
         how="inner",
     )
     paused = metrics.select(
-        *GROUP, "assignor", "event_seq", "paused_partitions", "paused_partition_seconds"
+        *GROUP,
+        "assignor",
+        "event_seq",
+        "paused_partitions",
+        "paused_partition_seconds",
+        "messages_delayed",
     )
     per_event = (
         causes.join(declared_replayed, GROUP, how="left")
@@ -59,4 +66,8 @@ def static_what_if(causes: DataFrame, replay_metrics: DataFrame, declared: DataF
         F.when(avoided == 0, F.lit(0.0))
         .otherwise(seconds_sum(F.when(saved, F.col("paused_partition_seconds"))))
         .alias("paused_partition_seconds_avoided"),
+        F.when(avoided == 0, F.lit(0))
+        .otherwise(F.sum(F.when(saved, F.col("messages_delayed"))))
+        .cast("long")
+        .alias("messages_delayed_avoided"),
     )

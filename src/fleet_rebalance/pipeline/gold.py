@@ -119,6 +119,7 @@ TABLES: dict[str, StructType] = {
         ("paused_partitions_saved", L),
         ("rebalances_saved", INT),
         ("paused_partition_seconds_saved", DBL),
+        ("messages_delayed_saved", L),
     ),
     "rebalance_timeline": _schema(
         ("generation", INT),
@@ -210,6 +211,8 @@ TABLES: dict[str, StructType] = {
         ("convergence_median_seconds", DBL),
         ("members_stuck_reconciling", INT),
         ("classic_members", INT),
+        # Added later: last, where storage.schema_evolution adds it to an older table.
+        ("messages_delayed_saved", L),
     ),
     # Fleet-wide: every classic group of the date (metrics/migration_rules.py).
     "protocol_migration_plan": _schema(

@@ -21,7 +21,7 @@ from fleet_rebalance.metrics.attention import Limits as AttentionLimits
 from fleet_rebalance.metrics.changes import Limits
 from fleet_rebalance.metrics.convergence_frame import convergence_frame
 from fleet_rebalance.metrics.flapping import partition_flapping
-from fleet_rebalance.metrics.group_health import group_health
+from fleet_rebalance.metrics.group_health import group_health, largest_lag
 from fleet_rebalance.metrics.migration_plan import migration_plan
 from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.metrics.protocols import group_context
@@ -120,8 +120,8 @@ def recommendations_frame(
 ) -> DataFrame:
     """recommendations of run_date: DESIGN.md's assignor, protocol and static-membership
     rule over the written stickiness and skew, then each group's final change
-    (metrics/changes.py) with the written consumer_status's stuck partitions.
-    `context`: context_frame's."""
+    (metrics/changes.py) with the written consumer_status's stuck partitions and
+    lag_distribution's largest lag (the attention floor's). `context`: context_frame's."""
     table = _reader(spark, config)
     m = config.metrics
     replayed = table("replay_metrics", "event_date", run_date)
@@ -137,15 +137,15 @@ def recommendations_frame(
         static_session_timeout_s=m.static_session_timeout_s,
     ).localCheckpoint(eager=True)  # final_changes reads it twice; one row per group
     stuck = stuck_partitions(table("consumer_status", "date", run_date))
-    limits = Limits(
-        m.change_min_rebalances_saved,
-        m.change_min_seconds_saved,
-        m.change_min_paused_partitions_saved,
-        m.change_min_skew_gain,
-        m.migration_gain_factor,
-        m.crash_loop_restarts,
+    lags = (
+        table("lag_distribution", "date", run_date)
+        .groupBy("cluster", "group_id", "date")
+        .agg(largest_lag().alias("max_lag"))
     )
-    return final_changes(chosen, moved, replayed, stuck, limits, gold.TABLES["recommendations"])
+    groups = context.join(lags, ["cluster", "group_id", "date"], how="left")
+    return final_changes(
+        chosen, moved, replayed, stuck, groups, Limits.of(m), gold.TABLES["recommendations"]
+    )
 
 
 def health_frame(
@@ -169,8 +169,7 @@ def health_frame(
     # A group with no recommendation (share and streams groups are not replayed) still
     # has the protocol its captures name.
     tables["protocols"] = context.select("cluster", "group_id", "date", "protocol")
-    limits = AttentionLimits(m.attention_rebalances, m.attention_lag_skew, m.attention_min_lag)
-    return group_health(tables, limits, gold.TABLES["group_health"])
+    return group_health(tables, AttentionLimits.of(m), gold.TABLES["group_health"])
 
 
 def migration_plan_frame(

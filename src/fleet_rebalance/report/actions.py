@@ -6,8 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fleet_rebalance.metrics.attention import present
-from fleet_rebalance.metrics.changes import CONFIG, CRASH, STUCK
-from fleet_rebalance.metrics.recommendation_text import ASSIGNOR, KEEP, MIGRATION, STATIC
+from fleet_rebalance.metrics.changes import (
+    ASSIGNOR,
+    CONFIG,
+    CRASH,
+    KEEP,
+    MIGRATION,
+    STATIC,
+    STUCK,
+)
 from fleet_rebalance.report.facts import AttentionRow, DayFacts, GroupRow, SavingRow
 
 KIND_ORDER = (STUCK, CRASH, CONFIG, STATIC, ASSIGNOR, MIGRATION, KEEP)
@@ -99,10 +106,11 @@ def change_text(r: SavingRow) -> str:
 
 
 def saving(r: SavingRow, short: bool = False) -> str:
-    """`4 of 9 rebalances, 120 paused partitions, 520.3 partition-s`: what it saves, unknown
-    and zero parts left out (`short`: the paused partitions only where no partition-time
-    is known); a change that saves no pause is made for balance or lag skew, which its
-    reason quantifies, or (a stuck partition) to get data moving."""
+    """`4 of 9 rebalances, 120 paused partitions, 520.3 partition-s, 1,200 messages
+    delayed`: what it saves, unknown and zero parts left out (`short`: the paused
+    partitions only where no partition-time is known, `messages` for messages delayed); a
+    change that saves no pause is made for balance or lag skew, which its reason
+    quantifies, or (a stuck partition) to get data moving."""
     parts = []
     timed = present(r.paused_partition_seconds_saved) and r.paused_partition_seconds_saved > 0
     if present(r.rebalances_saved) and r.rebalances_saved > 0:
@@ -112,9 +120,14 @@ def saving(r: SavingRow, short: bool = False) -> str:
         and r.paused_partitions_saved > 0
         and not (short and timed)
     ):
-        parts.append(f"{int(r.paused_partitions_saved):,} paused partitions")
+        n = int(r.paused_partitions_saved)
+        parts.append(f"{n:,} paused partition{'s' * (n != 1)}")
     if timed:
         parts.append(partition_seconds(r.paused_partition_seconds_saved))
+    if present(r.messages_delayed_saved) and r.messages_delayed_saved > 0:
+        n = int(r.messages_delayed_saved)
+        unit = ("message" if n == 1 else "messages") + ("" if short else " delayed")
+        parts.append(f"{n:,} {unit}")
     if parts:
         return ", ".join(parts)
     if r.change_kind == STUCK:

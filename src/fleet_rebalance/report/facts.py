@@ -16,7 +16,7 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.metrics.recommendation_text import KEEP
+from fleet_rebalance.metrics.changes import KEEP
 from fleet_rebalance.replay.events import BOTH, LOGS
 from fleet_rebalance.report import details, history, migration
 from fleet_rebalance.report.details import GroupDetails
@@ -41,6 +41,7 @@ ATTENTION_COLUMNS = (
     "rebalances_saved",
     "paused_partitions_saved",
     "paused_partition_seconds_saved",
+    "messages_delayed_saved",
     # KIP-848 convergence (null for groups no capture shows an epoch of)
     "epoch_bumps",
     "epochs_converged",
@@ -61,6 +62,7 @@ CHANGE_COLUMNS = (
     "rebalances_saved",
     "paused_partitions_saved",
     "paused_partition_seconds_saved",
+    "messages_delayed_saved",
     "change_reason",
 )
 
@@ -86,6 +88,7 @@ class SavingRow(GroupRow, Protocol):
     rebalances_saved: Cell
     paused_partitions_saved: Cell
     paused_partition_seconds_saved: Cell
+    messages_delayed_saved: Cell
 
 
 class AttentionRow(SavingRow, Protocol):

@@ -15,7 +15,7 @@ import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
-from fleet_rebalance.metrics.recommendation_text import KEEP
+from fleet_rebalance.metrics.changes import KEEP
 from fleet_rebalance.storage.warehouse import Warehouse
 
 WEEK = 7

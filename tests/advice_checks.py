@@ -1,0 +1,278 @@
+"""What the advice must never contradict (issue 51), checked over every group and date of
+a warehouse the nightly wrote: test_advice.py runs it on data/sample and generated
+fleets, test_kafka_lab.py on the recorded (and live) labs. `problems` returns one line
+per broken rule, naming the group, so a test asserts it is empty.
+
+For every group of every date (recommendations, and group_health, which shows it):
+- group_health's change is recommendations', column for column;
+- no change the group already has: no static membership where its members captured a
+  group.instance.id that day, no assignor change to the assignor it declares, no
+  protocol migration but from the classic protocol; what stays keeps what runs;
+- a protocol migration agrees with protocol_migration_plan: the plan lists the group,
+  blocks it at most for its brokers (which the recommendation says to upgrade first),
+  shows a gain, and the same savings;
+- no change but a fault below the thresholds in cost (paused partition-seconds, messages
+  delayed; paused partitions where no log times the rebalances), unless an assignor
+  change balances the group or lowers its lag skew while a partition lagged the
+  attention floor; no assignor or protocol change for a group that did not rebalance;
+- the faults are named whatever they cost: a partition STALLed at the last capture while
+  the group's others move is stuck_partition; a crash loop in the day's events (the
+  rule of metrics/changes.py) is fix_crash_loop unless a stuck partition comes first;
+- a change states what it saves, with its unit, in its reason, as the summary and the
+  report show it (report/actions.py); keep saves nothing and needs nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+from deltalake import DeltaTable
+
+from fleet_rebalance.config import MetricsConfig
+from fleet_rebalance.metrics.changes import (
+    ASSIGNOR,
+    CONFIG,
+    CRASH,
+    KEEP,
+    MIGRATION,
+    STATIC,
+    STUCK,
+    UPGRADABLE,
+    Limits,
+    crash_loops,
+)
+from fleet_rebalance.metrics.group_health import FROM_RECOMMENDATIONS as MIRRORED
+from fleet_rebalance.report import actions
+
+KEYS = ["cluster", "group_id", "date"]
+TUNING = (STATIC, CONFIG, ASSIGNOR, MIGRATION)
+
+
+def problems(warehouse: Path, metrics: MetricsConfig | None = None) -> list[str]:
+    """Every broken rule of the module docstring, over every group and date."""
+    limits = Limits.of(metrics or MetricsConfig())
+    facts = _facts(warehouse)
+    found = []
+    for group in facts.itertuples(index=False):
+        where = f"{group.cluster}/{group.group_id} {group.date}"
+        found += [f"{where}: {problem}" for problem in _group_problems(group, limits)]
+    return found
+
+
+def _group_problems(g: Any, limits: Limits) -> Iterator[str]:
+    kind = g.change_kind
+    for column in MIRRORED:
+        if not _same(getattr(g, column), getattr(g, f"h_{column}")):
+            yield f"group_health.{column} {getattr(g, f'h_{column}')!r} != {getattr(g, column)!r}"
+    if g.reason != g.h_change_reason:
+        yield "group_health.change_reason is not the recommendation's reason"
+    yield from _already_had(g, kind)
+    if kind == MIGRATION:
+        yield from _plan_disagrees(g)
+    if kind in TUNING:
+        yield from _not_worth_it(g, kind, limits)
+    if g.stuck and kind != STUCK:
+        yield f"{kind}, with a stuck partition"
+    if g.looping and not g.stuck and kind != CRASH:
+        yield f"{kind}, with a crash loop of {sorted(g.looping)}"
+    yield from _unstated(g, kind)
+
+
+def _already_had(g: Any, kind: str) -> Iterator[str]:
+    # What runs, as recommendations names it: the declared assignor, else the replayed
+    # baseline (none when only the observed assignment was measured).
+    baseline = g.compared_with if g.compared_with != "observed" else None
+    runs = _value(g.declared_assignor) or baseline
+    if kind == STATIC and g.instance_ids:
+        yield f"static membership, but its members have group.instance.id {g.instance_ids}"
+    if kind == ASSIGNOR and g.recommended_assignor == runs:
+        yield f"an assignor change to {runs}, which it runs"
+    if kind == MIGRATION and g.protocol != "classic":
+        yield f"a protocol migration of a {g.protocol} group"
+    if kind not in (ASSIGNOR, MIGRATION) and g.recommended_assignor != runs:
+        yield f"{kind}, but the recommended assignor {g.recommended_assignor} is not {runs}"
+
+
+def _plan_disagrees(g: Any) -> Iterator[str]:
+    if not _value(g.readiness):
+        yield "migrate, but protocol_migration_plan does not list the group"
+        return
+    blockers = set(g.blockers) - set(UPGRADABLE)
+    if blockers:
+        yield f"migrate, but the plan blocks it: {sorted(blockers)}"
+    if not ((g.p_paused_partitions_saved or 0) > 0 or (g.p_paused_seconds_saved or 0) > 0):
+        yield f"migrate, but the plan says nothing to gain: {g.plan_reason}"
+    for ours, theirs in (
+        ("paused_partitions_saved", "p_paused_partitions_saved"),
+        ("paused_partition_seconds_saved", "p_paused_seconds_saved"),
+    ):
+        if not _same(getattr(g, ours), getattr(g, theirs)):
+            yield f"{ours} {getattr(g, ours)!r}, the plan's {getattr(g, theirs)!r}"
+
+
+def _not_worth_it(g: Any, kind: str, limits: Limits) -> Iterator[str]:
+    seconds, messages = _value(g.paused_partition_seconds_saved), _value(g.messages_delayed_saved)
+    partitions = _value(g.paused_partitions_saved)
+    costs_less = (
+        (seconds or 0) >= limits.seconds
+        or (messages or 0) >= limits.messages
+        or (seconds is None and (partitions or 0) >= limits.partitions)
+    )
+    lag = _value(g.max_lag)
+    lagging = lag is not None and lag >= limits.min_lag
+    skew = -(_value(g.mean_lag_skew_delta) or 0)
+    spread_before, spread_after = (
+        _value(g.declared_max_count_spread),
+        _value(g.recommended_max_count_spread),
+    )
+    balances = spread_before is not None and spread_after is not None
+    balances = balances and spread_before > 1 >= spread_after
+    lag_gain = kind == ASSIGNOR and (balances or skew >= limits.skew)
+    if not costs_less and not (lag_gain and lagging):
+        yield (
+            f"{kind} saving {seconds} partition-seconds, {messages} messages delayed, "
+            f"{partitions} paused partitions, lag skew {skew:.2f} lower (largest lag {lag}): "
+            "below every threshold"
+        )
+    if kind in (ASSIGNOR, MIGRATION) and not g.rebalances:
+        yield f"{kind} for a group that did not rebalance"
+
+
+def _unstated(g: Any, kind: str) -> Iterator[str]:
+    reason = g.reason or ""
+    seconds, messages = _value(g.paused_partition_seconds_saved), _value(g.messages_delayed_saved)
+    partitions, rebalances = _value(g.paused_partitions_saved), _value(g.rebalances_saved)
+    if kind == KEEP:
+        if (partitions or 0) or (seconds or 0) or (messages or 0) or _value(g.prerequisites):
+            yield "keep, with a saving or prerequisites"
+        if reason and not reason.startswith("keep "):
+            yield f"keep, but the reason says {reason!r}"
+        return
+    if kind == STUCK:
+        return
+    said = {
+        "rebalances": (rebalances, rf"\b{rebalances:.0f} rebalances?\b" if rebalances else ""),
+        "paused partitions": (
+            partitions,
+            rf"(pauses {partitions:,.0f} fewer partitions|\b{partitions:,.0f} paused partitions?)"
+            if partitions
+            else "",
+        ),
+        "partition-seconds": (
+            seconds,
+            rf"\b{re.escape(f'{seconds:,.1f}')} (fewer )?partition-seconds" if seconds else "",
+        ),
+        "messages delayed": (
+            messages,
+            rf"\b{messages:,.0f} (fewer )?messages? delayed" if messages else "",
+        ),
+    }
+    for unit, (value, pattern) in said.items():
+        if value and value > 0 and not re.search(pattern, reason):
+            yield f"saves {value} {unit}, which its reason does not say: {reason!r}"
+    shown = actions.saving(_saving_row(g))
+    if shown == "-" or (shown.startswith("better") and kind != ASSIGNOR):
+        yield f"{kind}, which the summary shows saving {shown!r}"
+    if seconds and seconds > 0 and actions.partition_seconds(seconds) not in shown:
+        yield f"the summary shows {shown!r}, not {actions.partition_seconds(seconds)}"
+    if (rebalances or 0) > g.rebalances:
+        yield f"saves {rebalances} of its {g.rebalances} rebalances"
+
+
+def _saving_row(g: Any) -> SimpleNamespace:
+    """The group_health columns report/actions.py reads."""
+    return SimpleNamespace(
+        change_kind=g.h_change_kind,
+        rebalances=g.rebalances,
+        **{c: getattr(g, f"h_{c}") for c in MIRRORED if c.endswith("_saved")},
+    )
+
+
+def _facts(warehouse: Path) -> pd.DataFrame:
+    """One row per group and date of recommendations with what the rules compare."""
+
+    def table(name: str) -> pd.DataFrame:
+        return DeltaTable(str(warehouse / name)).to_pandas()
+
+    recs = table("recommendations")
+    health = table("group_health")
+    health = health[[*KEYS, "rebalances", "max_lag", *MIRRORED, "change_reason"]].rename(
+        columns={c: f"h_{c}" for c in (*MIRRORED, "change_reason")}
+    )
+    plan = table("protocol_migration_plan")[
+        [
+            *KEYS,
+            "readiness",
+            "blockers",
+            "paused_partitions_saved",
+            "paused_partition_seconds_saved",
+            "reason",
+        ]
+    ].rename(
+        columns={
+            "paused_partitions_saved": "p_paused_partitions_saved",
+            "paused_partition_seconds_saved": "p_paused_seconds_saved",
+            "reason": "plan_reason",
+        }
+    )
+    facts = (
+        recs.merge(health, on=KEYS, how="left")
+        .merge(plan, on=KEYS, how="left")
+        .merge(_instance_ids(table("members")), on=KEYS, how="left")
+        .merge(_stuck(table("consumer_status")), on=KEYS, how="left")
+        .merge(_loops(table("rebalance_events")), on=KEYS, how="left")
+    )
+    for column in ("instance_ids", "blockers", "looping"):
+        facts[column] = [_items(v) for v in facts[column]]
+    facts["stuck"] = facts["stuck"].fillna(False).astype(bool)
+    facts["rebalances"] = facts["rebalances"].fillna(0).astype(int)
+    return facts.astype(object).where(facts.notna(), None)
+
+
+def _instance_ids(members: pd.DataFrame) -> pd.DataFrame:
+    static = members[members["group_instance_id"].notna()]
+    ids = static.groupby(["cluster", "group_id", "capture_date"])["group_instance_id"]
+    found = ids.agg(lambda s: sorted(set(s))).rename("instance_ids").reset_index()
+    return found.rename(columns={"capture_date": "date"})
+
+
+def _stuck(status: pd.DataFrame) -> pd.DataFrame:
+    """A partition STALLed at the last capture while another of the group's is not."""
+    stalled = status.assign(stall=status["status"] == "STALL").groupby(KEYS)["stall"]
+    both = stalled.agg(lambda s: bool(s.any() and not s.all())).rename("stuck")
+    return both.reset_index()
+
+
+def _loops(events: pd.DataFrame) -> pd.DataFrame:
+    limits = Limits.of(MetricsConfig())
+    moved = events[events["trigger"] != "initial"].rename(columns={"event_date": "date"})
+    rows = [
+        {**dict(zip(KEYS, key, strict=True)), "looping": sorted(crash_loops(
+            part.to_dict("records"), limits))}
+        for key, part in moved.groupby(KEYS)
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=[*KEYS, "looping"])
+
+
+def _items(value: Any) -> list:
+    return [] if value is None or isinstance(value, float) else list(value)
+
+
+def _value(value: Any) -> Any:
+    """A cell as a Python value: None for null or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    a, b = _value(a), _value(b)
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and math.isclose(a, b, abs_tol=1e-9)
+    return a == b
