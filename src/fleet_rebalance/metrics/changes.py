@@ -108,7 +108,7 @@ class GroupFacts:
 
     @classmethod
     def of(cls, instance_ids: Iterable[str] | None, protocol: Any, max_lag: Any) -> GroupFacts:
-        """From a row's cells as pandas hands them over (null as None or NaN)."""
+        """From a row's cells (null as None, or NaN where pandas hands them over)."""
         return cls(
             frozenset(consumers(instance_ids)),
             protocol if isinstance(protocol, str) else None,
