@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from fleet_rebalance.cli.cluster_venv import PACKED_VENV, link_driver_environment, pack_venv
+from fleet_rebalance.cli.cluster_venv import PACKED_VENV, pack_venv
 from fleet_rebalance.cli.driver_stderr import LAUNCHER_PID_ENV, append_on_regular_stderr
 from fleet_rebalance.cli.exit_status import FAILED_STATUS, USAGE_STATUS
 from fleet_rebalance.cli.job_args import PROJECT_DIR_ENV
@@ -93,8 +93,6 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)
-            if launch.deploy_mode != "cluster":
-                link_driver_environment(venv, Path.cwd())
         packages = jvm_packages(launch, project)
         resolve_packages(venv, packages, launch.spark_args)
         command = spark_submit_command(launch, project, venv, master, packages)

@@ -48,7 +48,11 @@ MODES: tuple[Mode, ...] = ("append", "overwrite")
 # {column: values in the log's string form}: the partitions a write replaces or a read keeps.
 PartitionValues = Mapping[str, Sequence[str | None]]
 REPLACE_WHERE_CONDITIONS = ("DELTA_REPLACE_WHERE_MISMATCH",)
-VERSION_CONDITIONS = ("DELTA_VERSION_NOT_FOUND", "DELTA_CANNOT_TIME_TRAVEL_VIEWS")
+VERSION_CONDITIONS = (
+    "DELTA_VERSION_NOT_FOUND",
+    "DELTA_CANNOT_TIME_TRAVEL_VIEWS",
+    "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION",
+)
 # delta.exceptions' classes (the connector's, converted) for a commit that a concurrent
 # transaction made invalid.
 CONFLICTS = (

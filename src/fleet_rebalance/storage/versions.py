@@ -2,9 +2,9 @@
 tables a warehouse holds, and what a maintenance pass did. Spark-free: `sql --engine
 duckdb` lists the tables with it.
 
-VACUUM deletes what no version younger than the retention reads, so every version
-committed within the retention, and the one current at its start, stays readable:
-oldest_readable says which that is.
+VACUUM deletes what no version younger than the retention reads, and Delta refuses time
+travel to versions older than it: every version committed within the retention stays
+readable, and oldest_readable says which is the first.
 """
 
 from __future__ import annotations
@@ -68,12 +68,13 @@ def commit_of(version: int, timestamp: dt.datetime, entry: Mapping[str, Any]) ->
 
 
 def oldest_readable(history: list[Commit], cutoff: dt.datetime) -> int:
-    """The oldest version a VACUUM at `cutoff` left readable: the one current at the
-    cutoff (its files were removed after it), else the oldest the log holds."""
+    """The oldest version time travel reads after a VACUUM at `cutoff`: the oldest
+    committed at or after it (Delta refuses time travel to a version older than the
+    table's deleted-file retention), else the latest (a plain read)."""
     if not history:
         raise StorageError("a table without versions")
-    before = [c.version for c in history if c.timestamp <= cutoff]
-    return max(before) if before else min(c.version for c in history)
+    inside = [c.version for c in history if c.timestamp >= cutoff]
+    return min(inside) if inside else max(c.version for c in history)
 
 
 def whole_hours(span: dt.timedelta) -> int:
