@@ -19,20 +19,15 @@ running beside the JVM's task thread.
 
 `--storage s3` puts raw_root and the warehouse on S3 instead: moto's S3 server
 (tests/s3_support.py) on 127.0.0.1, the generated captures uploaded to a bucket, the
-conf with `s3://` paths and `storage.options` (engine delta-rs), the credentials only in
-the nightly's environment. `--storage local,s3` runs both and prints each stage's local
-time beside the S3 one, with the ratio s3/local. `s3a` is the same store read through
-Spark's own Parquet reader with Hadoop's S3A (`storage.reader: spark`; spark-submit.sh
-adds jvm/pom.xml's s3a jars) where `s3` reads with Arrow on the executors (pyspark ships
-no hadoop-aws); `--storage s3,s3a` prints each stage's s3a time beside the Arrow one.
-The first storage listed is the one the others are compared with. moto runs on the same
-machine: its CPU is in the run's CPU figure, its memory is not in the peak RSS.
+conf with `s3://` paths and `storage.options`, the credentials only in the nightly's
+environment (the tables go through Hadoop's S3A, the captures through pyarrow).
+`--storage local,s3` runs both and prints each stage's local time beside the S3 one,
+with the ratio s3/local. moto runs on the same machine: its CPU is in the run's CPU
+figure, its memory is not in the peak RSS.
 
     python benchmarks/end_to_end.py --groups 1000,5000 --masters local[1],local[2]
     python benchmarks/end_to_end.py --groups 1000 --masters 'local[2]' \
         --storage local,s3 --baseline-groups 0
-    python benchmarks/end_to_end.py --groups 1000 --masters 'local[2]' \
-        --storage s3,s3a --baseline-groups 0
 """
 
 from __future__ import annotations
@@ -63,7 +58,7 @@ from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 PROJECT = Path(__file__).resolve().parent.parent
 DAY = "2026-11-20"
 STEP = re.compile(r"step \d/\d (\w+) done in ([\d.]+)s: (\{.*\})")
-STORAGES = ("local", "s3", "s3a")
+STORAGES = ("local", "s3")
 BUCKET = "fleet-e2e"
 
 
@@ -171,20 +166,18 @@ def run_nightly(
     *,
     conf: Path | None = None,
     storage_options: dict[str, str] | None = None,
-    reader: str = "auto",
     env: dict[str, str] | None = None,
 ) -> dict:
     """One nightly. Local paths by default; with `storage_options`, raw and warehouse
-    are URIs (s3://...), the options go to `storage:` with the delta-rs engine and `env`
-    (the credentials) to the nightly's environment; `reader` is storage.reader. `conf`
-    is where the YAML goes
-    (default: beside a local warehouse)."""
+    are URIs (s3://...), the options go to `storage:` and `env` (the credentials) to the
+    nightly's environment. `conf` is where the YAML goes (default: beside a local
+    warehouse)."""
     if conf is None:
         conf = Path(warehouse).parent / f"{Path(warehouse).name}.yaml"
     storage = ""
     if storage_options is not None:
         options = "".join(f"    {k}: '{v}'\n" for k, v in storage_options.items())
-        storage = f"storage:\n  engine: delta-rs\n  reader: {reader}\n  options:\n{options}"
+        storage = f"storage:\n  options:\n{options}"
     conf.write_text(
         f"raw_root: {raw}\nwarehouse: {warehouse}\n{storage}spark:\n"
         # 64 shuffle partitions: 8 leave 5M-row sorts per task at 20k groups (the heap
@@ -225,13 +218,11 @@ def run_nightly(
     sampler.join()
     if status != 0:
         raise RuntimeError(f"nightly on {master} failed:\n{''.join(lines[-40:])}")
-    engine = re.search(r"storage engine ([\w-]+)", "".join(lines))
     return {
         "wall": time.monotonic() - started,
         "steps": steps,
         "peak_mib": peak[0],
         "cpu": _busy_cpu() - cpu_before,
-        "engine": engine.group(1) if engine else "?",
     }
 
 
@@ -386,9 +377,8 @@ def main() -> int:
     parser.add_argument(
         "--storage",
         default="local",
-        help="where raw_root and the warehouse live: local, s3 (moto on 127.0.0.1, read "
-        "with Arrow), s3a (the same, read by Spark with hadoop-aws), or several (then each "
-        "stage's ratio to the first)",
+        help="where raw_root and the warehouse live: local, s3 (moto on 127.0.0.1), or both "
+        "(then each stage's ratio to the first)",
     )
     args = parser.parse_args()
     sizes = [int(x) for x in args.groups.split(",")]
@@ -407,7 +397,7 @@ def main() -> int:
 
     try:
         with contextlib.ExitStack() as stack:
-            s3 = stack.enter_context(s3_store()) if {"s3", "s3a"} & set(storages) else None
+            s3 = stack.enter_context(s3_store()) if "s3" in storages else None
             for size in baseline + sizes:
                 raw = root / f"raw-{size}"
                 if not raw.exists():
@@ -415,7 +405,7 @@ def main() -> int:
                 for master, storage in itertools.product(masters, storages):
                     tag = re.sub(r"\W", "", master)
                     name = f"wh-{size}-{tag}"
-                    if storage in ("s3", "s3a"):
+                    if storage == "s3":
                         warehouse: Path | str = s3.fresh_warehouse(f"{name}-{storage}")
                         options = s3.read_options
                         result = run_nightly(
@@ -425,7 +415,6 @@ def main() -> int:
                             args.pin,
                             conf=root / f"{name}-{storage}.yaml",
                             storage_options=s3.server.storage_options,
-                            reader="spark" if storage == "s3a" else "auto",
                             env=s3.env,
                         )
                     else:
@@ -434,7 +423,6 @@ def main() -> int:
                         result = run_nightly(raw, warehouse, master, args.pin)
                     runs[(master, storage)][size] = result
                     print_run(size, label(master, storage), result)
-                    print(f"  storage engine {result['engine']}")
                     if (master, storage) == (masters[0], storages[0]) and size not in baseline:
                         print("  " + fleet_shape(warehouse, size, options))
         print("\nscaling (time per group vs the previous size; 1.00 = linear):")

@@ -25,7 +25,7 @@ from pyspark.sql.types import MapType
 
 from fleet_rebalance.pipeline import bronze, gold, silver
 from fleet_rebalance.storage import read_table
-from fleet_rebalance.storage.engines import run_changed
+from fleet_rebalance.storage.context import changed_context
 
 PROJECT = Path(__file__).resolve().parent.parent
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -173,16 +173,15 @@ def write_conf(
     raw_root: str | None = None,
     warehouse: str | None = None,
     options: Mapping[str, str] | None = None,
-    reader: str = "auto",
 ) -> Path:
-    """tmp_path/<name>.yaml: data/sample into tmp_path/<name> unless told otherwise.
-    `options` are storage.options for the delta-rs engine, `reader` its storage.reader.
-    Values are quoted as JSON, which YAML reads back as the same strings."""
+    """tmp_path/<name>.yaml: data/sample into tmp_path/<name> unless told otherwise;
+    `options` are storage.options. Values are quoted as JSON, which YAML reads back as
+    the same strings."""
     raw_root = raw_root or str(PROJECT / "data" / "sample")
     warehouse = warehouse or str(tmp_path / name)
     lines = [f"raw_root: {json.dumps(raw_root)}", f"warehouse: {json.dumps(warehouse)}"]
     if options is not None:
-        lines += ["storage:", "  engine: delta-rs", f"  reader: {reader}", "  options:"]
+        lines += ["storage:", "  options:"]
         lines += [f"    {k}: {json.dumps(str(v))}" for k, v in options.items()]
     lines += ["spark:", "  spark.sql.shuffle.partitions: 4"]
     conf = tmp_path / f"{name}.yaml"
@@ -281,18 +280,33 @@ def kill_tree(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def storage_engine(spark, engine: str) -> Iterator[None]:
-    """The session's storage engine for a while, as build_session chooses it from the
-    conf (the test session has both engines' classes)."""
-    with run_changed(spark, engine=engine):
-        yield
-
-
-@contextlib.contextmanager
 def storage_options(spark, options: Mapping[str, str]) -> Iterator[None]:
     """The session's storage.options, as build_session takes them from the conf."""
-    with run_changed(spark, storage_options=dict(options)):
+    with changed_context(spark, storage_options=dict(options)):
         yield
+
+
+def held_until(started: Path, go: Path, wait_s: float = 120) -> Callable:
+    """A Python UDF (int -> the same int) that marks `started` and holds its task until
+    `go` exists: a write through it has begun its Delta transaction and cannot commit
+    yet, which is how the race tests force a race."""
+
+    @F.udf("int")
+    def held(value: int) -> int:
+        started.touch()
+        deadline = time.monotonic() + wait_s
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return value
+
+    return held
+
+
+def wait_for(path: Path, wait_s: float = 120) -> None:
+    deadline = time.monotonic() + wait_s
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), f"{path.name} never appeared"
 
 
 def assert_same_tables(

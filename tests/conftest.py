@@ -54,22 +54,17 @@ def _no_job_logging_left():
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
     """Started after the S3 server: the JVM and its Python workers take the AWS
-    credentials from the environment they start with, as in a real run. Spark's Delta
-    connector and Hadoop's S3A are on its classpath (jvm/pom.xml, fetched by Maven on
-    first use) and Delta's session extension is on, so a test may run either engine
-    (storage_engine); the session's own is delta-rs unless FLEET_TEST_ENGINE says."""
-    from fleet_rebalance.config import Config, StorageConfig
-    from fleet_rebalance.spark.session import build_session
-    from fleet_rebalance.storage.engine import (
-        DELTA_CATALOG_CLASS,
-        DELTA_EXTENSION_CLASS,
-        hadoop_s3a_conf,
-    )
+    credentials from the environment they start with, as in a real run. Delta's
+    connector and Hadoop's S3A come as a run's do (spark.jars.packages, resolved by
+    Spark on first use): the S3 tests share this session."""
+    from fleet_rebalance.config import Config
+    from fleet_rebalance.spark.packages import PACKAGES_KEY, s3a_package
+    from fleet_rebalance.spark.session import build_session, hadoop_s3a_conf
+    from fleet_rebalance.storage.errors import DeltaUnavailableError
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     config = Config(
         warehouse=str(tmp_path_factory.mktemp("warehouse")),
-        storage=StorageConfig(engine=os.environ.get("FLEET_TEST_ENGINE", "delta-rs")),
         spark={
             "spark.sql.shuffle.partitions": "2",
             "spark.databricks.delta.snapshotPartitions": "2",
@@ -79,29 +74,19 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             # default 1g heap ran out near the end once the tables grew wider.
             "spark.driver.memory": "3g",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
-            "spark.jars": ",".join(str(j) for j in jvm_jars("delta", "s3a")),
-            "spark.sql.extensions": DELTA_EXTENSION_CLASS,
-            "spark.sql.catalog.spark_catalog": DELTA_CATALOG_CLASS,
+            PACKAGES_KEY: s3a_package(),
             # The JVM's S3A reaches the session's moto server (its credentials are in
             # the environment, as the provider chain finds them).
             **hadoop_s3a_conf(s3.storage_options),
         },
     )
-    session = build_session(config, job="pytest", master="local[2]")
+    try:
+        session = build_session(config, job="pytest", master="local[2]")
+    except DeltaUnavailableError as exc:  # a machine without Maven Central: one line
+        pytest.exit(f"the tests need Spark's JVM packages: {exc}", returncode=1)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-def jvm_jars(*sets: str) -> list:
-    """The jars of jvm/pom.xml's `sets`, fetched with Maven on first use; a machine
-    without Maven or Maven Central fails the run in one line, never skips."""
-    from fleet_rebalance.jvm import JvmDependencyError, classpath
-
-    try:
-        return [jar for name in sets for jar in classpath(PROJECT, name)]
-    except JvmDependencyError as exc:
-        pytest.exit(f"the tests need JVM jars: {exc}", returncode=1)
 
 
 @pytest.fixture(scope="session")

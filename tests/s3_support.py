@@ -1,12 +1,8 @@
-"""A real S3 API for tests: moto's server as a subprocess on 127.0.0.1, so that delta-rs
-(object_store), pyarrow's S3FileSystem and boto3 all talk plain HTTP to one endpoint,
-exactly as they would to S3, and nothing ever leaves the machine.
-
-What deltalake 1.6.6 needs against it (checked against moto 5.2.5): only the endpoint,
-the region and AWS_ALLOW_HTTP. Commits are a PutObject with `If-None-Match: *`, which
-moto honours (a second writer of the same `_delta_log/N.json` gets 412 and delta-rs
-retries at N+1), so concurrent writers are safe with no locking provider and no
-conditional_put / copy-if-not-exists option.
+"""A real S3 API for tests: moto's server as a subprocess on 127.0.0.1, so that Hadoop's
+S3A (the tables, through delta-spark), pyarrow's S3FileSystem (the captures), deltalake
+(reads outside Spark) and boto3 all talk plain HTTP to one endpoint, exactly as they
+would to S3, and nothing ever leaves the machine. They need only the endpoint, the
+region and AWS_ALLOW_HTTP (checked against moto 5.2.5).
 """
 
 from __future__ import annotations
@@ -184,7 +180,7 @@ def moto_s3() -> Iterator[MotoS3]:
 @pytest.fixture(scope="session")
 def s3() -> Iterator[MotoS3]:
     """One server per test session, its variables in os.environ until the session ends
-    (so delta-rs, pyarrow and Spark's Python workers find the fake credentials)."""
+    (so the JVM, pyarrow and Spark's Python workers find the fake credentials)."""
     with moto_s3() as server, pytest.MonkeyPatch.context() as patch:
         for name in HOST_AWS_VARS:
             patch.delenv(name, raising=False)

@@ -15,9 +15,7 @@ from fleet_rebalance.date_span import DateSpan, bronze_span, capture_span, span_
 from fleet_rebalance.errors import JobFailed
 from fleet_rebalance.pipeline import backfill
 from fleet_rebalance.pipeline.nightly import StepFailed
-from fleet_rebalance.storage.context import run_context
-from fleet_rebalance.storage.engine import RunContext
-from fleet_rebalance.storage.engines import bind_run
+from fleet_rebalance.storage.context import RunContext, bind_context, run_context
 
 
 def day(n: int) -> dt.date:
@@ -121,7 +119,7 @@ def loop(monkeypatch, tmp_path, caplog):
     """backfill.run with its steps and clock replaced, each date run taking its day of
     the month in seconds."""
     spark, seen = FakeSpark(), []
-    bind_run(spark, RunContext(run_date="before"))
+    bind_context(spark, RunContext(run_date="before"))
     clock = iter([])
 
     def run_steps(spark_, config, run_date, steps):

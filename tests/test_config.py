@@ -18,7 +18,6 @@ def test_local_yaml_is_the_embedded_default():
     assert config.master == "local[*]"
     assert config.warehouse == str(PROJECT / "warehouse")
     assert config.raw_root == str(PROJECT / "data" / "sample")
-    assert config.storage.engine == "auto"
     assert config.storage.schema_evolution is False
     assert config.spark["spark.sql.shuffle.partitions"] == "8"
 
@@ -48,7 +47,6 @@ def test_the_s3_example_conf_loads():
     config = load_config(PROJECT / "conf" / "s3.example.yaml")
     assert config.raw_root == "s3://my-bucket/kafka-captures"
     assert config.storage.options == {"AWS_REGION": "eu-west-1"}
-    assert config.storage.reader == "auto"
 
 
 def test_credentials_in_storage_options_are_refused(tmp_path):
@@ -60,7 +58,6 @@ def test_credentials_in_storage_options_are_refused(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("storage:\n  reader: jvm\n", r"storage.reader: expected one of auto, spark, arrow"),
         ("warehouse: ftp://host/wh\n", r"warehouse: ftp://host/wh: unsupported scheme 'ftp'"),
         ("warehouse: s3:///wh\n", r"warehouse: s3:///wh: no bucket"),
     ],
@@ -101,13 +98,17 @@ def test_bool_is_not_a_string(tmp_path):
         load_config(write(tmp_path, "master: true\n"))
 
 
-def test_bad_engine_lists_the_choices(tmp_path):
-    with pytest.raises(
-        ConfigError,
-        match=r"storage\.engine: expected one of auto, delta-rs, "
-        r"delta-spark, found 'delta'",
-    ):
-        load_config(write(tmp_path, "storage:\n  engine: delta\n"))
+def test_retired_storage_keys_are_dropped_with_a_line_saying_why(tmp_path):
+    """A conf from before delta-spark wrote every table still runs; the session's build
+    logs each line once."""
+    config = load_config(write(tmp_path, "storage:\n  engine: delta-rs\n  reader: arrow\n"))
+    assert config.retired == (
+        f"{tmp_path / 'job.yaml'}: storage.engine is no longer read (every table is written "
+        "and read by delta-spark; the delta-rs engine is gone)",
+        f"{tmp_path / 'job.yaml'}: storage.reader is no longer read (tables are read by "
+        "delta-spark; there is no other reader to choose)",
+    )
+    assert config.storage.schema_evolution is False
 
 
 def test_spark_properties_become_strings(tmp_path):

@@ -10,8 +10,12 @@ import pytest
 
 from fleet_rebalance.cli.launch_args import split_args
 from fleet_rebalance.cli.launcher import main
-from fleet_rebalance.cli.spark_command import resolve_master, spark_submit_command
-from fleet_rebalance.errors import UsageError
+from fleet_rebalance.cli.spark_command import (
+    resolve_master,
+    resolve_packages,
+    spark_submit_command,
+)
+from fleet_rebalance.errors import JobFailed, UsageError
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -88,13 +92,13 @@ def test_local_command_applies_spark_defaults_and_runs_the_job_script():
 
 def test_cluster_command_ships_the_packed_venv():
     launch = split_args(["nightly", "--master", "spark://127.0.0.1:7077"])
-    jars = [Path("/m2/delta-spark_4.1_2.13-4.4.0.jar"), Path("/m2/delta-storage-4.4.0.jar")]
-    command = spark_submit_command(launch, PROJECT, Path("/v"), "spark://127.0.0.1:7077", jars)
+    packages = ["io.delta:delta-spark_4.1_2.13:4.4.0", "org.apache.hadoop:hadoop-aws:3.4.2"]
+    command = spark_submit_command(launch, PROJECT, Path("/v"), "spark://127.0.0.1:7077", packages)
     joined = " ".join(command)
     assert f"--archives {PROJECT / '.venv.tar.gz'}#environment" in joined
     assert "spark.pyspark.python=./environment/bin/python" in joined
     assert "spark.pyspark.driver.python=/v/bin/python" in joined
-    assert "--jars /m2/delta-spark_4.1_2.13-4.4.0.jar,/m2/delta-storage-4.4.0.jar" in joined
+    assert f"--packages {packages[0]},{packages[1]}" in joined
 
 
 def test_cluster_deploy_mode_runs_the_driver_in_the_archive_too():
@@ -115,7 +119,7 @@ def test_help_lists_every_job(capsys):
     out = capsys.readouterr().out
     for job in ("ingest", "replay", "metrics", "nightly", "sql", "generate", "test"):
         assert f"  {job} " in out
-    assert "--delta-packages" in out
+    assert "--delta-packages" not in out
 
 
 def test_nightly_help_lists_pipeline_flags():
@@ -361,24 +365,68 @@ def test_a_refused_flag_imports_no_arrow_spark_or_pandas():
     assert "argument --date: no such day 2026-13-45" in result.stderr
 
 
-def test_a_delta_spark_conf_gets_the_connector_jars_and_an_s3_spark_reader_gets_s3a(
-    tmp_path, monkeypatch
-):
+def test_every_run_resolves_delta_and_an_s3_warehouse_hadoop_aws_too(tmp_path):
+    """Delta's connector as configure_spark_with_delta_pip names it, hadoop-aws of
+    pyspark's Hadoop for an S3 warehouse, and the user's --packages (one flag: spark-submit
+    keeps only the last); a --jars bringing delta-spark replaces Delta's package."""
+    from delta import configure_spark_with_delta_pip
+    from pyspark.sql import SparkSession
+
+    from fleet_rebalance.cli import spark_command
+    from fleet_rebalance.spark.packages import delta_package, s3a_package
+
+    builder = configure_spark_with_delta_pip(SparkSession.builder)
+    assert builder._options["spark.jars.packages"] == delta_package()
+    assert s3a_package() == "org.apache.hadoop:hadoop-aws:3.4.2"
+    conf = tmp_path / "c.yaml"
+    conf.write_text("warehouse: /tmp/wh\n")
+    local = split_args(["nightly", "--conf", str(conf), "--packages", "a:b:1,c:d:2"])
+    assert spark_command.jvm_packages(local, PROJECT) == [delta_package(), "a:b:1", "c:d:2"]
+    assert local.spark_args == []
+    conf.write_text("warehouse: s3://b/wh\n")
+    remote = split_args(["nightly", "--conf", str(conf), "--conf", "spark.jars.packages=a:b:1"])
+    assert spark_command.jvm_packages(remote, PROJECT) == [delta_package(), s3a_package(), "a:b:1"]
+    theirs = split_args(["nightly", "--conf", str(conf), "--", "--jars", "/x/delta-spark_4.1.jar"])
+    assert spark_command.jvm_packages(theirs, PROJECT) == []
+
+
+def test_an_unreachable_maven_central_is_one_line_naming_the_packages(tmp_path):
+    """A machine that cannot fetch the packages (here: Ivy pointed at a closed port of
+    127.0.0.1 and an empty cache, through the run's own spark.jars.ivy* settings) fails
+    in the launcher with one line, before the job's JVM."""
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(
+        '<ivysettings><settings defaultResolver="nowhere"/><resolvers>'
+        '<ibiblio name="nowhere" m2compatible="true" root="http://127.0.0.1:1/maven2/"/>'
+        "</resolvers></ivysettings>"
+    )
+    ivy = [
+        "--conf",
+        f"spark.jars.ivy={tmp_path / 'ivy'}",
+        "--conf",
+        f"spark.jars.ivySettings={settings}",
+    ]
+    with pytest.raises(JobFailed) as caught:
+        resolve_packages(Path(sys.prefix), ["io.delta:delta-spark_4.1_2.13:4.4.0"], ivy)
+    assert str(caught.value).startswith(
+        "Spark could not fetch its JVM packages (io.delta:delta-spark_4.1_2.13:4.4.0) from "
+        "Maven Central: "
+    )
+    assert "--jars" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_packages_in_spark_s_cache_are_not_resolved_again(tmp_path, monkeypatch):
     from fleet_rebalance.cli import spark_command
 
-    asked: list[str] = []
-    monkeypatch.setattr(spark_command, "classpath", lambda project, name: asked.append(name) or [])
-    conf = tmp_path / "c.yaml"
-    conf.write_text("storage:\n  engine: delta-spark\n")
-    spark_command.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
-    assert asked == ["delta"]
-    asked.clear()
-    conf.write_text("warehouse: s3://b/wh\nstorage:\n  reader: spark\n")
-    spark_command.jvm_jars(split_args(["nightly", "--conf", str(conf)]), PROJECT)
-    assert asked == ["s3a"]
-    asked.clear()
-    spark_command.jvm_jars(split_args(["--delta-packages", "nightly"]), PROJECT)
-    assert asked == ["delta"]
+    jars = tmp_path / "ivy" / "jars"
+    jars.mkdir(parents=True)
+    (jars / "io.delta_delta-spark_4.1_2.13-4.4.0.jar").write_bytes(b"")
+    monkeypatch.setattr(spark_command.subprocess, "run", pytest.fail)
+    resolve_packages(
+        Path("/v"),
+        ["io.delta:delta-spark_4.1_2.13:4.4.0"],
+        ["--conf", f"spark.jars.ivy={tmp_path / 'ivy'}"],
+    )
 
 
 def test_no_maven_is_one_line_saying_what_to_install(tmp_path, monkeypatch, capsys):
@@ -391,6 +439,6 @@ def test_no_maven_is_one_line_saying_what_to_install(tmp_path, monkeypatch, caps
     with pytest.raises(
         jvm.JvmDependencyError,
         match=r"Maven \(mvn\) is needed to fetch the "
-        r"delta jars \(jvm/pom.xml\) and is not on PATH: install it",
+        r"kafka-4 jars \(jvm/pom.xml\) and is not on PATH: install it",
     ):
-        jvm.classpath(project, "delta")
+        jvm.classpath(project, "kafka-4")

@@ -1,9 +1,8 @@
 import pyspark.sql.functions as F
 import pytest
 
-from fleet_rebalance.spark.session import _class_loadable
+from fleet_rebalance.spark.session import DELTA_EXTENSION_CLASS, _class_loadable
 from fleet_rebalance.storage.context import run_context
-from fleet_rebalance.storage.engine import DELTA_EXTENSION_CLASS
 
 pytestmark = pytest.mark.spark
 
@@ -14,13 +13,13 @@ def test_session_is_utc_with_arrow_and_aqe(spark):
     assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
     assert spark.sparkContext.appName == "fleet_rebalance:pytest"
     context = run_context(spark)
-    assert (context.job, context.engine) == ("pytest", "delta-rs")
+    assert context.job == "pytest"
     assert len(context.run_id) == 32
 
 
 def test_the_delta_probe_sees_the_driver_classpath(spark):
-    # The test session has Delta's jars (spark.jars from jvm/pom.xml); a class on no
-    # jar is not loadable, so `auto` falls back to delta-rs where the jars are absent.
+    # The test session resolved Delta's package as a run does; a class on no jar is not
+    # loadable, and build_session then refuses in one line.
     assert _class_loadable("org.apache.spark.sql.SparkSession")
     assert _class_loadable(DELTA_EXTENSION_CLASS)
     assert not _class_loadable("io.delta.sql.NoSuchExtension")

@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 from types import SimpleNamespace
 
@@ -8,13 +9,12 @@ from fleet_rebalance.storage.errors import (
     SchemaMismatchError,
     UnsupportedTableFeatureError,
 )
+from fleet_rebalance.storage.partitions import partition_strings, partition_value
 from fleet_rebalance.storage.table_checks import (
     check_partitioning,
     check_readable,
-    check_writable,
     compare_schemas,
     normalise_replace_where,
-    outside_replace_where,
 )
 
 
@@ -83,17 +83,14 @@ def protocol(reader=None, writer=None):
     return SimpleNamespace(reader_features=reader, writer_features=writer)
 
 
-def test_unreadable_features_are_named():
-    with pytest.raises(UnsupportedTableFeatureError, match=r"/t: cannot read .*deletionVectors"):
+def test_features_a_reader_outside_spark_cannot_honour_are_named():
+    with pytest.raises(
+        UnsupportedTableFeatureError, match=r"/t: cannot read outside Spark: .*deletionVectors"
+    ):
         check_readable("/t", protocol(reader=["deletionVectors", "timestampNtz"]), {})
     with pytest.raises(UnsupportedTableFeatureError, match=r"delta\.columnMapping\.mode=name"):
         check_readable("/t", protocol(), {"delta.columnMapping.mode": "name"})
     check_readable("/t", protocol(reader=["timestampNtz", "v2Checkpoint"]), {})
-
-
-def test_unwritable_features_are_named():
-    with pytest.raises(UnsupportedTableFeatureError, match=r"cannot write .*checkConstraints"):
-        check_writable("/t", protocol(writer=["appendOnly", "checkConstraints"]), {})
 
 
 def test_partitioning_must_match_the_table():
@@ -109,6 +106,10 @@ def test_replace_where_must_name_partition_columns():
     assert normalise_replace_where(
         {"capture_date": ["2026-11-20", "2026-11-19"]}, ["capture_date"], "t"
     ) == {"capture_date": ["2026-11-19", "2026-11-20"]}
-    where = {"capture_date": ["2026-11-20"]}
-    assert outside_replace_where(where, {"capture_date": "2026-11-19"})
-    assert not outside_replace_where(where, {"capture_date": "2026-11-20"})
+
+
+def test_partition_values_are_the_logs_strings():
+    assert partition_strings(
+        {"d": [dt.date(2026, 11, 20), None], "at": dt.datetime(2026, 11, 20, 9, 10, tzinfo=dt.UTC)}
+    ) == {"d": ["2026-11-20", None], "at": ["2026-11-20 09:10:00.000000"]}
+    assert partition_value(True) == "true"

@@ -1,7 +1,7 @@
 """The tables documented where they live: every column of every table has a description
 (table_docs.py), docs/tables.md is what the schemas and those descriptions render to,
-and the same descriptions are the Delta column comments a new table gets from either
-engine, so `DESCRIBE` and delta-rs's schema show them."""
+and the same descriptions are the Delta column comments a new table gets, so `DESCRIBE`
+and any Delta reader's schema (deltalake's here) show them."""
 
 from __future__ import annotations
 
@@ -9,23 +9,18 @@ import datetime as dt
 import json
 from pathlib import Path
 
-import pyarrow as pa
-import pytest
-from cluster_support import storage_engine
 from deltalake import DeltaTable
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from fleet_rebalance.pipeline import bronze, gold, table_reference
 from fleet_rebalance.storage import write_table
 from fleet_rebalance.storage.column_comments import commented_frame, commented_schema
-from fleet_rebalance.storage.engine import DELTA_RS, DELTA_SPARK
-from fleet_rebalance.storage.engines import run_changed
+from fleet_rebalance.storage.context import changed_context
 from fleet_rebalance.storage.warehouse import Warehouse
 from fleet_rebalance.table_docs import column_comments
 
 PROJECT = Path(__file__).resolve().parent.parent
 DAY = dt.date(2026, 11, 20)
-ENGINES = [DELTA_RS, DELTA_SPARK]
 
 
 def test_every_column_of_every_table_has_a_description():
@@ -90,7 +85,7 @@ def test_commented_schema_and_frame_carry_the_descriptions_and_keep_other_metada
 
 
 def _comments(uri: str) -> dict[str, str | None]:
-    """Each column's comment as delta-rs reads the table's schema from its log."""
+    """Each column's comment as deltalake reads the table's schema from its log."""
     fields = json.loads(DeltaTable(uri).schema().to_json())["fields"]
     return {f["name"]: f["metadata"].get("comment") for f in fields}
 
@@ -114,77 +109,42 @@ def _expected(table: str, schema: StructType) -> dict[str, str | None]:
     return {name: column_comments(table).get(name) for name in schema.fieldNames()}
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_describe_group_health_shows_each_column_s_description(spark, tmp_path, engine):
-    """A group_health table created by either engine: delta-rs's reading of its log and
+def test_describe_group_health_shows_each_column_s_description(spark, tmp_path):
+    """A group_health table the Warehouse created: deltalake's reading of its log and
     Spark's `DESCRIBE` (the sql job's name for it) give every column its description."""
     schema = gold.TABLES["group_health"]
     frame = _one_row(spark, "group_health", schema, cluster="c", group_id="g", date=DAY)
     expected = _expected("group_health", schema)
-    with storage_engine(spark, engine):
-        warehouse = Warehouse(spark, str(tmp_path / "wh"))
-        warehouse.replace_date(frame, "group_health", "date", DAY, 1)
+    warehouse = Warehouse(spark, str(tmp_path / "wh"))
+    warehouse.replace_dates(frame, "group_health", "date", [DAY], 1)
+    spark.sql("DROP TABLE IF EXISTS group_health")
+    try:
+        warehouse.name_for_sql("group_health")
+        described = _described(spark, "group_health")
+    finally:
         spark.sql("DROP TABLE IF EXISTS group_health")
-        try:
-            warehouse.name_for_sql("group_health")
-            described = _described(spark, "group_health")
-        finally:
-            spark.sql("DROP TABLE IF EXISTS group_health")
-            spark.catalog.dropTempView("group_health")
     assert _comments(warehouse.uri("group_health")) == expected
     assert described == expected
     assert all(expected.values())
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_table_the_parse_tasks_write_gets_the_comments_too(spark, tmp_path, engine):
-    """The Warehouse's sinks (files written by tasks, committed by the driver)."""
-    schema = bronze.TABLES["quarantine"]
-    with storage_engine(spark, engine):
-        warehouse = Warehouse(spark, str(tmp_path / "wh"))
-        write = warehouse.sink(
-            "quarantine",
-            schema,
-            mode="overwrite",
-            partition_by=("capture_date",),
-            replace_where={"capture_date": [DAY]},
-        )
-        files = write.files()
-        files.write(
-            pa.RecordBatch.from_pydict(
-                {
-                    "source_file": ["c/x.txt"],
-                    "line_number": pa.array([1], pa.int32()),
-                    "line": ["?"],
-                    "reason": ["bad"],
-                    "kind": ["offsets"],
-                    "capture_date": pa.array([DAY], pa.date32()),
-                }
-            )
-        )
-        write.commit(files.close())
-    assert _comments(warehouse.uri("quarantine")) == _expected("quarantine", schema)
-
-
-@pytest.mark.parametrize("engine", ENGINES)
 def test_a_table_created_without_comments_keeps_its_columns_and_a_new_one_gets_its_comment(
-    spark, tmp_path, engine
+    spark, tmp_path
 ):
     """A warehouse from before the comments: its tables take the Warehouse's writes; their
-    existing columns stay without comments (neither engine changes a column's metadata
-    on a write) and a column schema evolution adds comes with its comment."""
+    existing columns stay without comments (a write does not change a column's
+    metadata) and a column schema evolution adds comes with its comment."""
     schema = bronze.TABLES["quarantine"]
     warehouse = Warehouse(spark, str(tmp_path / "wh"))
     uri = warehouse.uri("quarantine")
     before = _one_row(spark, "quarantine", schema, reason="old", capture_date=DAY).drop("kind")
     later = DAY + dt.timedelta(days=1)
     after = _one_row(spark, "quarantine", schema, reason="new", kind="offsets", capture_date=later)
-    with storage_engine(spark, engine):
-        write_table(before, uri, mode="overwrite", partition_by=("capture_date",))
-        with run_changed(spark, schema_evolution=True):
-            Warehouse(spark, warehouse.root.uri).replace_date(
-                after, "quarantine", "capture_date", later, 1
-            )
+    write_table(before, uri, mode="overwrite", partition_by=("capture_date",))
+    with changed_context(spark, schema_evolution=True):
+        Warehouse(spark, warehouse.root.uri).replace_dates(
+            after, "quarantine", "capture_date", [later], 1
+        )
     assert _comments(uri) == {
         name: column_comments("quarantine")[name] if name == "kind" else None
         for name in [*before.columns, "kind"]

@@ -34,16 +34,19 @@ from fleet_rebalance.filesystems import (
     s3_arguments,
 )
 
-# The modes a conf file chooses among: storage.engine, storage.reader, default_date.
-Engine = Literal["auto", "delta-rs", "delta-spark"]
-Reader = Literal["auto", "spark", "arrow"]
+# The modes a conf file chooses among: default_date.
 DefaultDate = Literal["yesterday", "latest"]
-ENGINES: tuple[Engine, ...] = typing.get_args(Engine)
-READERS: tuple[Reader, ...] = typing.get_args(Reader)
 DEFAULT_DATES: tuple[DefaultDate, ...] = typing.get_args(DefaultDate)
 # What metrics.client_libraries maps a client.id to (replay/client_library.py).
 ClientLibrary = Literal["kafka", "librdkafka"]
 CLIENT_LIBRARIES: tuple[ClientLibrary, ...] = typing.get_args(ClientLibrary)
+# Keys an older conf may set that mean nothing now: the run logs why, once, and goes on.
+RETIRED_KEYS = {
+    "storage": {
+        "engine": "every table is written and read by delta-spark; the delta-rs engine is gone",
+        "reader": "tables are read by delta-spark; there is no other reader to choose",
+    },
+}
 # Config keys holding a location; a relative one is relative to the conf file's directory.
 PATH_KEYS = ("raw_root", "warehouse")
 # Named groups parse_capture_path reads from capture.path_pattern; any other name would
@@ -95,14 +98,10 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class StorageConfig:
-    engine: Engine = "auto"
     schema_evolution: bool = False
     # deltalake's storage options (AWS_ENDPOINT_URL, AWS_REGION, ...), for the tables and,
     # translated, for the captures. Credentials come from the environment, never from here.
     options: dict[str, str] = field(default_factory=dict)
-    # How the delta-rs engine reads Parquet: auto (Spark's reader where the JVM has a
-    # filesystem for the scheme, else Arrow on the executors), spark or arrow.
-    reader: Reader = "auto"
 
 
 @dataclass(frozen=True)
@@ -200,6 +199,8 @@ class Config:
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
+    # One line per retired key the file set (RETIRED_KEYS), logged by build_session.
+    retired: tuple[str, ...] = ()
 
     def table_path(self, name: str) -> str:
         return location(self.warehouse).child(name).uri
@@ -221,8 +222,9 @@ def load_config(
     """
     path = Path(path)
     raw = _read_yaml(path)
-    values = _build(Config, {} if raw is None else raw, path, prefix="")
-    config = Config(**{**values, "source": str(path)})
+    raw, retired = _without_retired({} if raw is None else raw, path)
+    values = _build(Config, raw, path, prefix="")
+    config = Config(**{**values, "source": str(path), "retired": retired})
     overrides = {"raw_root": raw_root, "warehouse": warehouse}
     for key, value in overrides.items():
         problem = None if value is None else _location_text(value)
@@ -351,6 +353,22 @@ def _read_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
 
 
+def _without_retired(raw: Any, path: Path) -> tuple[Any, tuple[str, ...]]:
+    """`raw` without RETIRED_KEYS, and a line saying why for each it set."""
+    if not isinstance(raw, dict):
+        return raw, ()
+    lines = []
+    for section, keys in RETIRED_KEYS.items():
+        values = raw.get(section)
+        if not isinstance(values, dict):
+            continue
+        for key, why in keys.items():
+            if key in values:
+                lines.append(f"{path}: {section}.{key} is no longer read ({why})")
+        raw = {**raw, section: {k: v for k, v in values.items() if k not in keys}}
+    return raw, tuple(lines)
+
+
 def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     mark = exc.problem_mark or exc.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -364,7 +382,7 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: {where}: expected a mapping, found {type(raw).__name__}")
     _check_keys(raw, path, where)
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.name != "source"}
+    known = {f.name for f in dataclasses.fields(cls) if f.name not in ("source", "retired")}
     unknown = sorted(set(raw) - known)
     if unknown:
         name = one_line(unknown[0], VALUE_CHARS)
@@ -555,8 +573,6 @@ CHECKS: dict[str, Check] = {
     "raw_root": _location_text,
     "warehouse": _location_text,
     "default_date": _one_of(DEFAULT_DATES),
-    "storage.engine": _one_of(ENGINES),
-    "storage.reader": _one_of(READERS),
     "capture.path_pattern": _path_pattern,
     "capture.log_timezone": _time_zone,
     "capture.max_memory_mb": _memory_mb,

@@ -1,28 +1,24 @@
-"""The project's JVM dependencies (jvm/pom.xml), fetched from Maven Central once, when a
-job or a test first needs a set, and found again from then on.
+"""The Kafka jars the tests run (jvm/pom.xml: the Kafka lab's brokers, tools and
+clients, and the Java assignor harness), fetched from Maven Central once, when a test
+first needs a set, and found again from then on. The jobs need none of them: Spark
+resolves its own packages (spark/packages.py).
 
 Each set is a profile of jvm/pom.xml; `mvn dependency:build-classpath` resolves it into
 the local Maven repository (~/.m2) and writes its jars' paths to .jvm/<set>.classpath,
-stamped with the pom's digest so an edited pom is resolved again. The sets that join
-pyspark's JVM (delta, s3a) leave out every jar whose artifact pyspark ships itself: two
-versions of one library on a classpath is a NoSuchMethodError waiting to happen.
+stamped with the pom's digest so an edited pom is resolved again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
-SETS = ("delta", "s3a", "kafka-3.9", "kafka-4")
-BESIDE_SPARK = ("delta", "s3a")
+SETS = ("kafka-3.9", "kafka-4")
 CACHE = ".jvm"
 POM = Path("jvm") / "pom.xml"
-# An artifact's name in a jar's file name: everything before `-<version>`.
-ARTIFACT = re.compile(r"^(?P<name>.+?)-\d[^/]*\.jar$")
 TIMEOUT_S = 1800
 
 
@@ -47,22 +43,7 @@ def classpath(project: Path, name: str) -> list[Path]:
     if missing:  # the local Maven repository was cleaned since: resolve again
         _resolve(pom, name, listing)
         jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
-    if name in BESIDE_SPARK:
-        jars = [j for j in jars if _artifact(j) not in spark_artifacts()]
     return jars
-
-
-def spark_artifacts() -> set[str]:
-    """The artifacts pyspark's own jars are (hadoop-client-api, jackson-core, ...)."""
-    import pyspark
-
-    jars = Path(pyspark.__file__).parent / "jars"
-    return {a for j in jars.glob("*.jar") if (a := _artifact(j))}
-
-
-def _artifact(jar: Path) -> str | None:
-    found = ARTIFACT.match(jar.name)
-    return found.group("name") if found else None
 
 
 def _resolve(pom: Path, name: str, listing: Path) -> None:

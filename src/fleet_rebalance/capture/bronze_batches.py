@@ -1,12 +1,12 @@
-"""A capture unit's rows per bronze table, as the parse tasks write them.
+"""A capture unit's rows per bronze table, as the parse tasks hand them to Spark.
 
 Spark-free: this is the code inside the ingest's parse tasks. It reads each file of one
 capture from the store, parses it, completes the members rows from the same capture's
 offsets, and yields typed Arrow batches per bronze table plus one line-accounting
-summary per file; the task hands the batches to the tables' sinks.
+summary per file; the task hands the batches back to Spark (pipeline/ingest/tasks.py).
 
-Memory. An offsets file parsed in chunks (capture/chunks.py) has its rows written a
-chunk at a time (parse.stream_parts, parse_file_parts); once written, only what members
+Memory. An offsets file parsed in chunks (capture/chunks.py) has its rows handed on a
+chunk at a time (parse.stream_parts, parse_file_parts); once handed on, only what members
 enrichment reads of them stays until the capture's end (enrichment_keys.py). A file of
 the other kinds is held whole until its summary (their bulk is in logs, whose rows are
 few per line).

@@ -20,8 +20,8 @@ DATE_HELP = (
 )
 ALL_HELP = (
     "every date, oldest first, as a backfill: the capture dates under raw_root (ingest, "
-    "nightly) or the dates bronze holds (replay, metrics); a date whose rows come out as "
-    "they are commits nothing, so a re-run redoes the finished dates without a commit"
+    "nightly) or the dates bronze holds (replay, metrics); a re-run replaces each finished "
+    "date's rows with the same rows"
 )
 # sql's engines: Spark (the default; clusters, Delta's own SQL) or DuckDB over Arrow
 # reads of the tables by deltalake, here and without a JVM.

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from fleet_rebalance.cli.cluster_venv import PACKED_VENV, link_driver_environment, pack_venv
+from fleet_rebalance.cli.cluster_venv import PACKED_VENV, pack_venv
 from fleet_rebalance.cli.driver_stderr import LAUNCHER_PID_ENV, append_on_regular_stderr
 from fleet_rebalance.cli.exit_status import FAILED_STATUS, USAGE_STATUS
 from fleet_rebalance.cli.job_args import PROJECT_DIR_ENV
@@ -30,13 +30,19 @@ from fleet_rebalance.cli.launcher_help import USAGE
 from fleet_rebalance.cli.registry import JOBS, PARSED_JOBS
 from fleet_rebalance.cli.spark_command import (
     is_cluster,
-    jvm_jars,
+    jvm_packages,
     resolve_master,
+    resolve_packages,
     spark_submit_command,
 )
 from fleet_rebalance.cli.sql_on_duckdb import run_without_spark
 from fleet_rebalance.config import ConfigError
 from fleet_rebalance.errors import JobFailed, UsageError
+
+DELTA_PACKAGES_GONE = (
+    "spark-submit.sh: --delta-packages is no longer needed and is ignored: every run "
+    "resolves Delta's connector itself (spark.jars.packages)"
+)
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
@@ -52,6 +58,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
             with contextlib.suppress(BrokenPipeError):  # `--help | head`
                 print(USAGE)
             return 0
+        if launch.delta_packages:
+            print(DELTA_PACKAGES_GONE, file=sys.stderr)
         runner = JOBS[launch.job].runner
         if runner == "pytest":
             return subprocess.call([sys.executable, "-m", "pytest", *launch.job_args], cwd=project)
@@ -85,9 +93,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         master = resolve_master(launch, project)
         if is_cluster(master):
             pack_venv(venv, project / PACKED_VENV)
-            if launch.deploy_mode != "cluster":
-                link_driver_environment(venv, Path.cwd())
-        command = spark_submit_command(launch, project, venv, master, jvm_jars(launch, project))
+        packages = jvm_packages(launch, project)
+        resolve_packages(venv, packages, launch.spark_args)
+        command = spark_submit_command(launch, project, venv, master, packages)
     except UsageError as exc:
         help_for = f"{launch.job} --help" if launch.job in PARSED_JOBS else "--help"
         see = f" (see ./spark-submit.sh {help_for})" if exc.see_help else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fleet_rebalance.cli.registry import JOBS
 
-USAGE = f"""usage: ./spark-submit.sh [--delta-packages] <job> [job flags] [-- spark-submit flags]
+USAGE = f"""usage: ./spark-submit.sh <job> [job flags] [-- spark-submit flags]
 
 jobs:
 {chr(10).join(f"  {name:<10} {job.summary}" for name, job in JOBS.items())}
@@ -21,7 +21,7 @@ flags understood by every pipeline job (see <job> --help for each job's own):
                        without it means yesterday, UTC)
   --all                every date, oldest first, as a backfill: capture dates under
                        raw_root (ingest, nightly), dates bronze holds (replay, metrics);
-                       a date whose rows come out as they are commits nothing
+                       a date re-run replaces its rows (same rows: same tables)
   --from YYYY-MM-DD    backfill from this date (default with --to: the oldest date)
   --to YYYY-MM-DD      backfill up to this date (default with --from: the newest date)
   -v, --verbose        log at DEBUG, and print a failure's traceback (default: one line)
@@ -31,15 +31,14 @@ flags understood by every pipeline job (see <job> --help for each job's own):
 passed to pyspark's spark-submit:
   --master URL         local[*] (default, or `master` in the conf), yarn, k8s://..., spark://...
   --deploy-mode MODE   client or cluster
-  --packages COORDS    extra Maven packages
+  --packages COORDS    extra Maven packages, beside the ones every run resolves: Delta's
+                       connector, and hadoop-aws when the warehouse is on S3 (fetched from
+                       Maven Central once, cached under ~/.ivy2.5.2); a --jars naming a
+                       delta-spark jar replaces Delta's package
   --conf KEY=VALUE     a Spark property
   -- ...               everything after `--` verbatim
 
 launcher flags:
-  --delta-packages     put Spark's Delta connector on the classpath (jvm/pom.xml's delta
-                       set, fetched with mvn on first use) so storage.engine auto uses it;
-                       a conf with storage.engine: delta-spark gets it without the flag, and
-                       one with storage.reader: spark and s3 stores gets hadoop-aws
   --help               this text
 
 output: results (the nightly summary, SQL rows) on stdout; logs and errors on stderr.

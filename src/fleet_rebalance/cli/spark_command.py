@@ -1,9 +1,13 @@
 """The spark-submit command a launch runs: the master (flag, conf or local[*]), the
-project's Spark properties and log4j config, the jars of jvm/pom.xml it needs, on a
-cluster the shipped venv, then Spark's flags and the job's script with its flags."""
+project's Spark properties and log4j config, the JVM packages Spark resolves itself
+(Delta's connector, hadoop-aws for S3), on a cluster the shipped venv, then Spark's
+flags and the job's script with its flags."""
 
 from __future__ import annotations
 
+import itertools
+import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,8 +15,15 @@ from fleet_rebalance.cli.cluster_venv import PACKED_VENV
 from fleet_rebalance.cli.launch_args import Launch, conf_file, job_script
 from fleet_rebalance.config import load_config
 from fleet_rebalance.errors import JobFailed
-from fleet_rebalance.filesystems import S3_SCHEMES, location
-from fleet_rebalance.jvm import JvmDependencyError, classpath
+from fleet_rebalance.spark.packages import (
+    DEFAULT_IVY,
+    IVY_KEY,
+    PACKAGES_KEY,
+    cached,
+    merged,
+    run_packages,
+    unavailable_line,
+)
 
 CLUSTER_PREFIXES = ("yarn", "k8s://", "spark://", "mesos://")
 DEFAULT_MASTER = "local[*]"
@@ -34,7 +45,7 @@ def is_cluster(master: str) -> bool:
 
 
 def spark_submit_command(
-    launch: Launch, project: Path, venv: Path, master: str, jars: Sequence[Path] = ()
+    launch: Launch, project: Path, venv: Path, master: str, packages: Sequence[str] = ()
 ) -> list[str]:
     """pyspark's spark-submit with its flags, then the job's script and flags."""
     command = [
@@ -48,8 +59,8 @@ def spark_submit_command(
     ]
     if launch.deploy_mode:
         command += ["--deploy-mode", launch.deploy_mode]
-    if jars:
-        command += ["--jars", ",".join(str(j) for j in jars)]
+    if packages:
+        command += ["--packages", ",".join(packages)]
     if is_cluster(master):
         archive = project / PACKED_VENV
         executor_python = "./environment/bin/python"
@@ -69,20 +80,68 @@ def spark_submit_command(
     return command
 
 
-def jvm_jars(launch: Launch, project: Path) -> list[Path]:
-    """The jars of jvm/pom.xml's sets this run needs: Spark's Delta connector with
-    --delta-packages or a conf saying storage.engine: delta-spark, and Hadoop's S3A
-    where the conf reads S3 stores with Spark's own reader (storage.reader: spark)."""
-    sets = ["delta"] if launch.delta_packages else []
+def jvm_packages(launch: Launch, project: Path) -> list[str]:
+    """The packages this run resolves: Delta's connector (unless the run's own --jars
+    bring a delta-spark jar), hadoop-aws when the conf's warehouse is on S3, and the
+    user's --packages. The user's --packages leave the Spark flags: spark-submit keeps
+    only the last --packages."""
     path = conf_file(launch.job_args, project)
-    if path.is_file():
-        config = load_config(path)
-        if config.storage.engine == "delta-spark" and "delta" not in sets:
-            sets.append("delta")
-        remote = {location(uri).scheme for uri in (config.raw_root, config.warehouse)}
-        if config.storage.reader == "spark" and remote & set(S3_SCHEMES):
-            sets.append("s3a")
-    try:
-        return [jar for name in sets for jar in classpath(project, name)]
-    except JvmDependencyError as exc:
-        raise JobFailed(str(exc)) from exc
+    warehouse = load_config(path).warehouse if path.is_file() else ""
+    theirs = _take_packages(launch.spark_args)
+    if _brings_delta(launch.spark_args):
+        return theirs
+    return run_packages(warehouse, theirs)
+
+
+def resolve_packages(venv: Path, packages: Sequence[str], spark_args: Sequence[str]) -> None:
+    """Fetch `packages` into Spark's Ivy cache once, before the job's JVM starts, so
+    a machine that cannot reach Maven Central gets one line (JobFailed) instead of
+    Ivy's stack trace: spark-submit resolves them (with the run's own spark.jars.ivy*
+    settings) and runs an empty Python script."""
+    ivy_conf = _ivy_conf(spark_args)
+    ivy = next((v.split("=", 1)[1] for v in ivy_conf if v.startswith(f"{IVY_KEY}=")), None)
+    if not packages or cached(packages, Path(ivy) if ivy else DEFAULT_IVY):
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        script = Path(scratch) / "resolve.py"
+        script.write_text("")
+        command = [str(venv / "bin" / "spark-submit"), "--packages", ",".join(packages)]
+        command += [arg for value in ivy_conf for arg in ("--conf", value)]
+        done = subprocess.run([*command, str(script)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise JobFailed(unavailable_line(packages))
+
+
+def _ivy_conf(spark_args: Sequence[str]) -> list[str]:
+    """The run's `--conf spark.jars.ivy...=value` settings (the cache, ivySettings)."""
+    return [
+        value
+        for flag, value in itertools.pairwise(spark_args)
+        if flag == "--conf" and value.startswith(f"{IVY_KEY}")
+    ]
+
+
+def _take_packages(spark_args: list[str]) -> list[str]:
+    """Remove the user's --packages (and --conf spark.jars.packages=) from `spark_args`,
+    returning their values."""
+    found: list[str] = []
+    kept: list[str] = []
+    i = 0
+    while i < len(spark_args):
+        arg = spark_args[i]
+        value = spark_args[i + 1] if i + 1 < len(spark_args) else ""
+        if arg == "--packages" or (arg == "--conf" and value.startswith(f"{PACKAGES_KEY}=")):
+            found.append(value.removeprefix(f"{PACKAGES_KEY}="))
+            i += 2
+        else:
+            kept.append(arg)
+            i += 1
+    spark_args[:] = kept
+    return merged([], found)
+
+
+def _brings_delta(spark_args: Sequence[str]) -> bool:
+    """Whether the user's own --jars (or spark.jars) name a delta-spark jar."""
+    jars = [v for k, v in itertools.pairwise(spark_args) if k == "--jars"]
+    jars += [v.split("=", 1)[1] for v in spark_args if v.startswith("spark.jars=")]
+    return any("delta-spark" in Path(j).name for value in jars for j in value.split(","))

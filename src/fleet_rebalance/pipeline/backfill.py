@@ -4,8 +4,7 @@ SparkSession.
 Each date runs as a single-date run does (nightly.run_steps), with the session's run
 date set to it, so every commit names its date. A failing date stops the run with one
 line naming it and its step: the dates before it are done, so the same command run again
-recomputes them, commits nothing where their rows come out the same
-(storage/unchanged.py), and goes on from it.
+recomputes them (the same rows replace the same rows) and goes on from it.
 
 Progress goes to the log at INFO, one line per date:
     date 12/90 2026-09-12 done in 41 s, eta 52 min
@@ -27,8 +26,7 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.date_span import DateSpan, SpanDates, bronze_span, capture_span
 from fleet_rebalance.errors import JobFailed, error_text
 from fleet_rebalance.pipeline.nightly import INGEST, STEPS, Step, StepFailed, report, run_steps
-from fleet_rebalance.storage.context import bind_engine, session_engine
-from fleet_rebalance.storage.engines import rebind
+from fleet_rebalance.storage.context import changed_context
 from fleet_rebalance.storage.errors import StorageError
 from fleet_rebalance.storage.warehouse import Warehouse
 
@@ -91,22 +89,18 @@ def run(
     """`steps` for each of `dates` in order; `after(date)` (the nightly's report) once a
     date's steps are done. Returns after's result for each date. A failure raises
     StepFailed naming the date."""
-    before = session_engine(spark)
     results: dict[dt.date, T | None] = {}
     durations: list[float] = []
-    try:
-        for number, day in enumerate(dates, start=1):
-            rebind(spark, run_date=day.isoformat())
-            started = time.monotonic()
+    for number, day in enumerate(dates, start=1):
+        started = time.monotonic()
+        with changed_context(spark, run_date=day.isoformat()):
             try:
                 run_steps(spark, config, day, steps)
                 results[day] = after(day) if after else None
             except Exception as exc:
                 raise _date_failed(exc, number, len(dates), day) from exc
-            durations.append(time.monotonic() - started)
-            log.info("%s", done_line(number, len(dates), day, durations))
-    finally:
-        bind_engine(spark, before)
+        durations.append(time.monotonic() - started)
+        log.info("%s", done_line(number, len(dates), day, durations))
     return results
 
 

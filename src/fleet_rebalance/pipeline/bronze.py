@@ -32,9 +32,6 @@ TABLES: dict[str, StructType] = {
     name: from_arrow_schema(schema) for name, schema in arrow_schemas.TABLES.items()
 }
 PARTITION_COLUMN = {"coordinator_events": "log_date"}
-# Columns a run sets anew on every row it writes (which run, and when): a re-run whose
-# rows differ in nothing else commits nothing, and the rows keep theirs.
-PER_RUN_COLUMNS = {"ingested_files": ("run_id", "ingested_at")}
 CAPTURE_TABLES = ("offsets", "members", "group_states", "topic_partitions", "coordinator_events")
 
 

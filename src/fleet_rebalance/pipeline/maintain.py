@@ -1,7 +1,7 @@
-"""maintain: every Delta table in the warehouse compacted, vacuumed past the retention
-and checkpointed (the storage engine's optimize.py), a line per table on stdout. A job
-table with files but no commit yet (its first write failed) has its files older than
-the retention removed (storage/uncommitted.py), as VACUUM would.
+"""maintain: every Delta table in the warehouse compacted (OPTIMIZE) and vacuumed past
+the retention (storage/maintenance.py), a line per table on stdout. A job table with
+files but no commit yet (its first write failed) has its files older than the retention
+removed (storage/uncommitted.py), as VACUUM would.
 
 The retention is checked first against the longest run the warehouse records: a run
 still going when VACUUM runs must find the version it started from, and its files not
@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from fleet_rebalance.config import Config
 from fleet_rebalance.errors import UsageError
 from fleet_rebalance.pipeline import bronze, gold, silver
-from fleet_rebalance.storage.history import Maintained
+from fleet_rebalance.storage.versions import Maintained
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.maintain")
@@ -109,7 +109,7 @@ def summary(result: Maintained) -> str:
     return (
         f"files {result.files_before} -> {result.files_after}, {vacuumed}, "
         f"versions {result.oldest_readable}..{result.version} readable "
-        f"({result.versions_kept})" + ("" if result.logs_cleaned else ", expired log entries kept")
+        f"({result.versions_kept})"
     )
 
 

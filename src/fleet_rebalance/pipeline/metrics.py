@@ -476,7 +476,7 @@ def _write(frame: DataFrame, warehouse: Warehouse, name: str, run_date: dt.date)
     frame = frame.persist()
     try:
         rows = frame.count()
-        warehouse.replace_date(frame, name, "date", run_date, rows)
+        warehouse.replace_dates(frame, name, "date", [run_date], rows)
     finally:
         frame.unpersist()
     return rows

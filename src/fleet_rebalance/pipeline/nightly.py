@@ -1,7 +1,7 @@
 """Nightly: ingest -> replay -> metrics for one date in one SparkSession, then the
 terminal summary and the HTML report. Every step replaces the date's partitions, so a
-re-run (or an Airflow retry) gives the same tables, and commits nothing where a
-table's rows for the date come out as they are (storage/unchanged.py)."""
+re-run (or an Airflow retry) gives the same tables: each re-run adds a version whose
+rows are the ones it replaced."""
 
 from __future__ import annotations
 

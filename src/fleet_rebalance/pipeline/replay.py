@@ -32,7 +32,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, READ_WHOLE
 from fleet_rebalance.config import Config
-from fleet_rebalance.pipeline import bronze, silver
+from fleet_rebalance.pipeline import bronze, silver, tagged
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
 from fleet_rebalance.replay.client_library import ClientLibraries
 from fleet_rebalance.replay.engine import default_assignors
@@ -61,10 +61,11 @@ def run(
     result = per_group(spark, config, run_date, function).persist()
     warehouse = Warehouse(spark, config.warehouse)
     try:
-        counts = {r["_table"]: r["count"] for r in result.groupBy("_table").count().collect()}
+        rows = result.groupBy(tagged.TABLE).count().collect()
+        counts = {r[tagged.TABLE]: r["count"] for r in rows}
         for name, frame in silver_frames(spark, config, run_date, result).items():
             counts.setdefault(name, 0)
-            warehouse.replace_date(frame, name, "event_date", run_date, counts[name])
+            warehouse.replace_dates(frame, name, "event_date", [run_date], counts[name])
     finally:
         result.unpersist()
     log.info(
@@ -113,12 +114,7 @@ def silver_frames(
     spark: SparkSession, config: Config, run_date: dt.date, result: DataFrame
 ) -> dict[str, DataFrame]:
     """Each silver table's rows from per_group's `result`, in its schema."""
-    return {
-        name: result.where(F.col("_table") == name).select(
-            *[F.col(f.name).cast(f.dataType) for f in table_schema.fields]
-        )
-        for name, table_schema in silver.TABLES.items()
-    }
+    return tagged.table_frames(result, silver.TABLES)
 
 
 def log_coverage(spark: SparkSession, config: Config, run_date: dt.date) -> dict[str, Coverage]:

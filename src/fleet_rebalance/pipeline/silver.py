@@ -11,8 +11,9 @@ the matched generation's duration (replay/generations.py).
 
 from __future__ import annotations
 
-from pyspark.sql.types import ArrayType, DataType, DoubleType, StructField, StructType
+from pyspark.sql.types import ArrayType, DataType, DoubleType, StructType
 
+from fleet_rebalance.pipeline import tagged
 from fleet_rebalance.pipeline.bronze import (
     INT,
     TOPIC_PARTITION,
@@ -102,10 +103,5 @@ TABLES: dict[str, StructType] = {
 
 
 def union_schema() -> StructType:
-    fields: dict[str, StructField] = {"_table": StructField("_table", S, False)}
-    for schema in TABLES.values():
-        for field in schema.fields:
-            known = fields.setdefault(field.name, field)
-            if known.dataType != field.dataType:
-                raise TypeError(f"column {field.name} has two types in the silver tables")
-    return StructType(list(fields.values()))
+    """What the replay's per-group function returns: every silver table's rows."""
+    return tagged.union_schema(TABLES)

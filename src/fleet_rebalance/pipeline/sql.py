@@ -1,7 +1,6 @@
 """Ad-hoc SQL over the output tables: each Delta table under the warehouse has its name
-(offsets, replay_metrics, recommendations, ...): a view under delta-rs, a table of the
-session's catalog under delta-spark, where Delta's SQL takes it (time travel,
-`DESCRIBE HISTORY`). Several statements run in
+(offsets, replay_metrics, recommendations, ...), a table of the session's catalog,
+where Delta's SQL takes it (time travel, `DESCRIBE HISTORY`). Several statements run in
 one SparkSession, so a batch of queries pays for the JVM once; a statement Spark refuses
 (a syntax error, an unknown table or column) ends the run with one line naming it."""
 

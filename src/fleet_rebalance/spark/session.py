@@ -10,24 +10,22 @@ import uuid
 from collections.abc import Mapping
 
 from pyspark import SparkConf, SparkContext
+from pyspark.errors import PySparkRuntimeError
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import CREDENTIAL_ENV, location
-from fleet_rebalance.storage.engine import (
-    DELTA_EXTENSION_CLASS,
-    EngineName,
-    RunContext,
-    choose_engine,
-    engine_spark_conf,
-)
-from fleet_rebalance.storage.engines import bind_run
+from fleet_rebalance.spark.packages import PACKAGES_KEY, run_packages, unavailable_line
+from fleet_rebalance.storage.context import RunContext, bind_context
+from fleet_rebalance.storage.errors import DeltaUnavailableError
 
 log = logging.getLogger(__name__)
 # pyspark logs each SQL or DataFrame error it converts as a JSON line on stderr; the
 # error itself reaches the job's failure report (one line), so these would repeat it.
 QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 BASE_SPARK_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -58,17 +56,40 @@ BASE_SPARK_CONF = {
 }
 
 
-def session_conf(
-    config: Config, engine: EngineName, env: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def session_conf(config: Config, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every Spark property build_session sets; the YAML's `spark:` entries win over ours."""
-    storage = config.storage
     return {
         **BASE_SPARK_CONF,
-        **engine_spark_conf(engine, storage.schema_evolution, storage.options),
+        **delta_conf(config.storage.schema_evolution),
+        **hadoop_s3a_conf(config.storage.options),
         **executor_credentials(config, os.environ if env is None else env),
         **config.spark,
     }
+
+
+def delta_conf(schema_evolution: bool) -> dict[str, str]:
+    """Delta's session extension and catalog (settable only at session creation)."""
+    return {
+        "spark.sql.extensions": DELTA_EXTENSION_CLASS,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG_CLASS,
+        "spark.databricks.delta.schema.autoMerge.enabled": str(schema_evolution).lower(),
+    }
+
+
+def hadoop_s3a_conf(options: Mapping[str, str]) -> dict[str, str]:
+    """storage.options as hadoop-aws's S3A settings: the JVM reaches the same endpoint
+    as the Python side. Credentials stay with S3A's own provider chain."""
+    conf = {}
+    endpoint = options.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        conf["spark.hadoop.fs.s3a.endpoint"] = endpoint
+        # Custom endpoints (MinIO, Ceph, moto) rarely serve virtual-hosted buckets.
+        conf["spark.hadoop.fs.s3a.path.style.access"] = "true"
+        if endpoint.startswith("http://"):
+            conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = "false"
+    if options.get("AWS_REGION"):
+        conf["spark.hadoop.fs.s3a.endpoint.region"] = options["AWS_REGION"]
+    return conf
 
 
 def executor_credentials(config: Config, env: Mapping[str, str]) -> dict[str, str]:
@@ -88,13 +109,13 @@ def build_session(
     run_id: str | None = None,
     master: str | None = None,
 ) -> SparkSession:
-    """Create (or join) the SparkSession for one job run.
+    """Create (or join) the SparkSession for one job run, and bind it the run's context
+    (job, run id, run date, storage options): storage.context.
 
-    The master comes from spark-submit (spark-submit.sh passes --master); `master` is
-    for callers that start Spark in-process. The Delta classpath is probed before the
-    session exists because spark.sql.extensions can only be set at creation. The
-    storage engine is chosen here, once, and bound to the session with the run's
-    context (job, run id, run date, storage options): storage.context.
+    The master comes from spark-submit (spark-submit.sh passes --master and Delta's
+    packages); `master` is for callers that start Spark in-process, whose JVM then
+    resolves the packages itself (spark.jars.packages). Delta's classes are checked
+    before the session exists: spark.sql.extensions can only be set at creation.
     """
     if master:
         # Started in-process (tests, notebooks): workers must run this interpreter.
@@ -102,33 +123,38 @@ def build_session(
     spark_conf = SparkConf()
     for key, value in config.spark.items():
         spark_conf.set(key, value)
+    packages = run_packages(config.warehouse, [config.spark.get(PACKAGES_KEY, "")])
+    spark_conf.set(PACKAGES_KEY, ",".join(packages))
     if master:
         spark_conf.setMaster(master)
-    SparkContext._ensure_initialized(conf=spark_conf)
-    loadable = _class_loadable(DELTA_EXTENSION_CLASS)
-    engine = choose_engine(config.storage.engine, loadable)
-
+    try:
+        SparkContext._ensure_initialized(conf=spark_conf)
+    except PySparkRuntimeError as exc:  # the JVM did not start: Ivy could not resolve
+        raise DeltaUnavailableError(unavailable_line(packages)) from exc
+    if not _class_loadable(DELTA_EXTENSION_CLASS):
+        raise DeltaUnavailableError(
+            f"Spark's Delta connector ({DELTA_EXTENSION_CLASS}) is not on the classpath: "
+            "run the job through ./spark-submit.sh, which adds it, or start Spark with "
+            f"--packages {packages[0]}"
+        )
     builder = SparkSession.builder.appName(f"{config.app_name}:{job}")
     if master:
         builder = builder.master(master)
-    for key, value in session_conf(config, engine).items():
+    for key, value in session_conf(config).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     # getOrCreate may hand back a session made earlier; the run's identity is per job.
-    storage = config.storage
     context = RunContext(
         job=job,
         run_id=run_id or uuid.uuid4().hex,
         run_date=run_date.isoformat() if run_date else "",
-        engine=engine,
-        storage_options=dict(storage.options),
-        schema_evolution=storage.schema_evolution,
-        reader=storage.reader,
+        storage_options=dict(config.storage.options),
+        schema_evolution=config.storage.schema_evolution,
     )
-    bind_run(spark, context)
-    log.info(
-        "spark %s, master %s, storage engine %s", spark.version, spark.sparkContext.master, engine
-    )
+    bind_context(spark, context)
+    log.info("spark %s, master %s, delta-spark", spark.version, spark.sparkContext.master)
+    for line in config.retired:
+        log.warning("%s", line)
     quiet_query_context_loggers()
     return spark
 

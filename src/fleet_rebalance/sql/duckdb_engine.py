@@ -23,7 +23,7 @@ from fleet_rebalance.errors import JobFailed
 from fleet_rebalance.filesystems import location
 from fleet_rebalance.sql.output import print_rows
 from fleet_rebalance.sql.statements import Statement
-from fleet_rebalance.storage.history import delta_tables
+from fleet_rebalance.storage.versions import delta_tables
 
 DELTA_LOG = "_delta_log"
 FETCH_ROWS = 10_000  # rows per fetch while csv and json stream

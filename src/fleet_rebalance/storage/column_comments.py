@@ -1,11 +1,11 @@
 """table_docs.py's descriptions as Delta column comments.
 
 Delta keeps a column's comment in its schema field's metadata ({"comment": ...}), which
-is what `DESCRIBE` shows and every Delta reader gets. Both engines create a table with
-the schema of its first write and add a column with the schema of the write that brings
+is what `DESCRIBE` shows and every Delta reader gets. Delta creates a table with the
+schema of its first write and adds a column with the schema of the write that brings
 it, so the Warehouse puts the comments on every write's schema: a new table or column
-gets them; an existing column keeps the metadata its table has (neither engine changes
-it on a write, and the storage's schema checks ignore it).
+gets them; an existing column keeps the metadata its table has (a write does not change
+it, and the storage's schema checks ignore it).
 """
 
 from __future__ import annotations
@@ -39,23 +39,6 @@ def commented_frame(df: DataFrame, table: str) -> DataFrame:
             if f.name in comments
             else F.col(_quoted(f.name))
             for f in df.schema.fields
-        ]
-    )
-
-
-def with_metadata_of(df: DataFrame, schema: StructType) -> DataFrame:
-    """`df` with each column's metadata as `schema` (the table's) has it, where the
-    scan dropped it (Spark's Parquet reader drops a partition column's)."""
-    wanted = {f.name: f.metadata for f in schema.fields}
-    differs = [f.name for f in df.schema.fields if wanted.get(f.name, f.metadata) != f.metadata]
-    if not differs:
-        return df
-    return df.select(
-        *[
-            F.col(_quoted(name)).alias(name, metadata=wanted[name])
-            if name in differs
-            else F.col(_quoted(name))
-            for name in df.columns
         ]
     )
 

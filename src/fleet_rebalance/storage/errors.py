@@ -16,7 +16,7 @@ class SchemaMismatchError(StorageError):
 
 
 class UnsupportedTableFeatureError(StorageError):
-    """A table needing a protocol feature the engine cannot honour."""
+    """A table needing a protocol feature a reader outside Spark cannot honour."""
 
 
 class CommitConflictError(StorageError):
@@ -27,16 +27,17 @@ class ReplaceWhereError(StorageError):
     """replace_where that does not name partitions, or rows outside it."""
 
 
-class EngineUnavailableError(RuntimeError):
-    """The configured engine cannot run in this Spark installation."""
+class DeltaUnavailableError(RuntimeError):
+    """Spark's Delta connector is not on the session's classpath."""
 
 
-class NoEngineError(RuntimeError):
-    """A Spark session no storage engine was bound to (not built by build_session)."""
+class NoRunContextError(RuntimeError):
+    """A Spark session no run was bound to (not built by build_session)."""
 
 
 __all__ = [
     "CommitConflictError",
+    "DeltaUnavailableError",
     "ReplaceWhereError",
     "SchemaMismatchError",
     "StorageError",

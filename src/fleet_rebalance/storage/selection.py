@@ -1,10 +1,9 @@
-"""Rows of some partitions: the row filter both engines apply for a `where`.
+"""Rows of some partitions: the row filter a read applies for a `where`.
 
 A `where` ({column: values}, values in the log's string form, see partitions.py) names
-partitions; each engine resolves the partition columns from the log so a read of one
-date opens that date's files only. The filter below is what makes the rows the same
-either way, and it also serves columns a table is not partitioned by (a table written
-before it was partitioned)."""
+partitions; Delta resolves a filter on partition columns from its log, so a read of one
+date opens that date's files only. The filter also serves columns a table is not
+partitioned by (a table written before it was partitioned)."""
 
 from __future__ import annotations
 

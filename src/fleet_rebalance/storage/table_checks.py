@@ -1,8 +1,5 @@
-"""What a write or read must agree on with an existing Delta table.
-
-Shared by the driver (early, clear errors before any task runs) and the commit (the
-table may have changed while the job ran).
-"""
+"""What a write or read must agree on with an existing Delta table: checked before
+Delta is asked, so a mismatch names every column and the partitions in question."""
 
 from __future__ import annotations
 
@@ -18,7 +15,8 @@ from fleet_rebalance.storage.errors import (
 )
 from fleet_rebalance.storage.partitions import partition_strings
 
-# Reader features whose files Spark's plain Parquet reader would misread.
+# Reader features a Delta reader outside Spark (deltalake's Arrow dataset, under
+# `sql --engine duckdb`) would misread; delta-spark writes none of them here.
 UNSUPPORTED_READER_FEATURES = {
     "columnMapping": "column mapping (physical column names differ from logical ones)",
     "deletionVectors": "deletion vectors (rows deleted outside the Parquet files)",
@@ -28,46 +26,22 @@ UNSUPPORTED_READER_FEATURES = {
     "variantType-preview": "variant columns",
     "variantShredding-preview": "shredded variant columns",
 }
-# Writer features a blind file append would violate without enforcing them.
-UNSUPPORTED_WRITER_FEATURES = {
-    "invariants": "column invariants",
-    "checkConstraints": "CHECK constraints",
-    "generatedColumns": "generated columns",
-    "identityColumns": "identity columns",
-    "changeDataFeed": "change data feed",
-    "rowTracking": "row tracking",
-    "clustering": "liquid clustering",
-    "inCommitTimestamp": "in-commit timestamps",
-    **UNSUPPORTED_READER_FEATURES,
-}
+OUTSIDE_SPARK = "read it with the sql job on Spark (--engine spark)"
 
 
 def check_readable(uri: str, protocol: Any, configuration: Mapping[str, str | None]) -> None:
-    features = set(protocol.reader_features or ())
-    _refuse(uri, "read", features, UNSUPPORTED_READER_FEATURES)
+    """A table a reader outside Spark can read as plain Parquet files, or an error."""
+    found = sorted(set(protocol.reader_features or ()) & set(UNSUPPORTED_READER_FEATURES))
+    if found:
+        names = ", ".join(f"{f} ({UNSUPPORTED_READER_FEATURES[f]})" for f in found)
+        raise UnsupportedTableFeatureError(
+            f"{uri}: cannot read outside Spark: the table needs {names}; {OUTSIDE_SPARK}"
+        )
     mode = configuration.get("delta.columnMapping.mode") or "none"
     if mode != "none":
         raise UnsupportedTableFeatureError(
-            f"{uri}: table uses column mapping (delta.columnMapping.mode={mode}), "
-            "which the delta-rs engine cannot read; use storage.engine: delta-spark"
-        )
-
-
-def check_writable(uri: str, protocol: Any, configuration: Mapping[str, str | None]) -> None:
-    features = set(protocol.writer_features or ()) | set(protocol.reader_features or ())
-    if configuration.get("delta.enableChangeDataFeed") == "true":
-        features.add("changeDataFeed")
-    _refuse(uri, "write", features, UNSUPPORTED_WRITER_FEATURES)
-    check_readable(uri, protocol, configuration)
-
-
-def _refuse(uri: str, action: str, features: set[str], unsupported: Mapping[str, str]) -> None:
-    found = sorted(features & set(unsupported))
-    if found:
-        names = ", ".join(f"{f} ({unsupported[f]})" for f in found)
-        raise UnsupportedTableFeatureError(
-            f"{uri}: cannot {action} with the delta-rs engine: table needs {names}; "
-            "use storage.engine: delta-spark"
+            f"{uri}: cannot read outside Spark: the table uses column mapping "
+            f"(delta.columnMapping.mode={mode}); {OUTSIDE_SPARK}"
         )
 
 
@@ -139,12 +113,6 @@ def normalise_replace_where(
             f"{list(partition_by)}: only partition columns can be replaced"
         )
     return partition_strings(replace_where)
-
-
-def outside_replace_where(
-    replace_where: Mapping[str, Sequence[str | None]], values: Mapping[str, str | None]
-) -> bool:
-    return any(values.get(c) not in allowed for c, allowed in replace_where.items())
 
 
 def check_partitioned(uri: str, columns: Sequence[str], column: str) -> None:

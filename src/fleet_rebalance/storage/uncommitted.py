@@ -1,8 +1,8 @@
 """Files of a table that has no commit yet: what a job's first write of it left when it
-failed before committing (its tasks' data files, a staging directory, an abort's
-tombstone). VACUUM never sees them: without a commit there is no Delta table. maintain
-removes those older than its retention, as VACUUM removes a table's unreferenced files;
-younger ones may belong to a first write still running, and stay."""
+failed before committing (the data files its tasks wrote). VACUUM never sees them:
+without a commit there is no Delta table. maintain removes those older than its
+retention, as VACUUM removes a table's unreferenced files; younger ones may belong to a
+first write still running, and stay."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from fleet_rebalance.filesystems import Location
-from fleet_rebalance.storage.history import DELTA_LOG
+from fleet_rebalance.storage.versions import DELTA_LOG
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@ A date is re-ingested whole when any of its files is new, changed (size or sha25
 gone, so a re-run gives identical tables and a late file adds exactly its rows; when
 nothing changed the date is skipped. Files are parsed on executors, each capture's files
 whole and in one task (a file's header lines give its rows their meaning; a capture's
-offsets complete its members rows: capture/bronze_batches.py). Those tasks write every
-bronze table's files through the Warehouse's sinks and report them; the driver commits
-them, one transaction per table.
+offsets complete its members rows: capture/bronze_batches.py). Those tasks hand every
+bronze table's rows back to Spark as Arrow, with a report per file; the stage is
+persisted once, every file's lines are checked to be accounted for, and only then is
+each table written through delta-spark, one commit per table.
 
 By role: plan.py (which dates are re-ingested, recorded or skipped), tasks.py (the
-parse tasks and the commit of what they wrote), reconcile.py (their reports, every
-line accounted for), ledger.py (ingested_files).
+parse tasks and the tables' writes), reconcile.py (their reports, every line accounted
+for), ledger.py (ingested_files).
 
 Files not read (issue 19, hostile input; DESIGN.md "Quality bars"). The listing
 (capture/store/) reports, without opening them, the entries ingest cannot or must not
@@ -44,7 +45,6 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import location
 from fleet_rebalance.pipeline.ingest import ledger, plan, reconcile, tasks
 from fleet_rebalance.pipeline.ingest.reconcile import ReconciliationError
-from fleet_rebalance.storage.task_writes import WrittenFile
 from fleet_rebalance.storage.warehouse import Warehouse
 
 __all__ = ["ReconciliationError", "log", "run"]
@@ -77,15 +77,13 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
         )
         return {}
     todo = todo_plan.todo
-    writes = tasks.sinks(warehouse, list(todo)) if todo else {}
-    summaries: list[dict[str, Any]] = []
-    written: dict[str, list[WrittenFile]] = {}
+    stage = tasks.parse_captures(spark, config, todo).persist() if any(todo.values()) else None
     try:
-        if any(todo.values()):
-            stage = tasks.parse_captures(spark, config, todo, writes)
-            summaries, written = reconcile.reports(stage.collect())
+        summaries: list[dict[str, Any]] = []
+        if stage is not None:
+            summaries = reconcile.reports(tasks.file_reports(stage))
             reconcile.check_reconciliation(summaries)
-        counts = tasks.commit_bronze(summaries, writes, written)
+        counts = tasks.write_bronze(warehouse, stage, summaries, list(todo)) if todo else {}
         parsed = ledger.parsed_rows(todo, summaries)
         counts["ingested_files"] = ledger.write_ingested_files(
             spark,
@@ -95,10 +93,9 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
             whole_days=set(todo),
             unread_days=set(todo_plan.unread),
         )
-    except BaseException:
-        for name, write in writes.items():
-            write.abort(written.get(name, []))
-        raise
+    finally:
+        if stage is not None:
+            stage.unpersist()
     unreadable = [row for row in parsed if row["sha256"] is None]  # changed since the listing
     for row in unreadable:
         log.warning("%s %s: %s", row["status"], row["path"], row["reason"])

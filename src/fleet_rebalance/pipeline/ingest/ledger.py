@@ -139,8 +139,7 @@ def write_ingested_files(
     """The partitions of `whole_days` and `unread_days` replaced, no other date read
     or written: `rows` replace the recorded rows of `whole_days` (re-ingested) and, for
     `unread_days` (captures unchanged), the recorded rows of files not read whole (no
-    sha256). A date whose rows come out as recorded but for run_id and ingested_at is
-    not committed, and keeps those (storage/unchanged.py)."""
+    sha256)."""
     now = dt.datetime.now(dt.UTC)
     run_id = warehouse.context.run_id
     kept = [
@@ -156,6 +155,5 @@ def write_ingested_files(
         mode="overwrite",
         partition_by=(INGESTED_FILES_PARTITION,),
         replace_where={INGESTED_FILES_PARTITION: sorted(whole_days | unread_days)},
-        per_run_columns=bronze.PER_RUN_COLUMNS["ingested_files"],
     )
     return len(table)

@@ -9,10 +9,8 @@ import logging
 from collections import Counter
 from typing import Any
 
-from fleet_rebalance.capture.bronze_batches import FILE_REPORT
 from fleet_rebalance.capture.coordinator_log import UNMATCHED_GROUP_LINE
 from fleet_rebalance.capture.result import accounting
-from fleet_rebalance.storage.task_writes import WrittenFile
 
 log = logging.getLogger("fleet_rebalance.ingest")
 
@@ -21,17 +19,9 @@ class ReconciliationError(RuntimeError):
     """A file whose lines are not all accounted for: a parser bug, never ignored."""
 
 
-def reports(rows: list) -> tuple[list[dict[str, Any]], dict[str, list[WrittenFile]]]:
-    """The parse stage's reports: file summaries, and the files written per table."""
-    summaries: list[dict[str, Any]] = []
-    written: dict[str, list[WrittenFile]] = {}
-    for row in rows:
-        body = json.loads(row["body"])
-        if row["report"] == FILE_REPORT:
-            summaries.append(body)
-        else:
-            written.setdefault(body["table"], []).append(WrittenFile(**body["file"]))
-    return summaries, written
+def reports(bodies: list[str]) -> list[dict[str, Any]]:
+    """The parse stage's file summaries (capture/bronze_batches.py), from their JSON."""
+    return [json.loads(body) for body in bodies]
 
 
 def check_reconciliation(summaries: list[dict[str, Any]]) -> None:

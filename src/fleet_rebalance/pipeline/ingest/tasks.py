@@ -1,11 +1,10 @@
 """The parse tasks: captures grouped into units and units into tasks by size; each
-task parses its captures (capture/bronze_batches.py), writes every bronze table's files
-through the Warehouse's sinks and reports them; the driver commits them, one
-transaction per table."""
+task parses its captures (capture/bronze_batches.py) and hands every bronze table's rows
+back to Spark as Arrow, tagged with their table (pipeline/tagged.py), with one report
+per file; the driver then writes each table through delta-spark, one commit per table."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import functools
 import json
@@ -15,7 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StringType, StructField
 
 from fleet_rebalance.bins import largest_first
 from fleet_rebalance.capture import store
@@ -31,16 +33,16 @@ from fleet_rebalance.capture.store import RawFile
 from fleet_rebalance.capture.text import decode
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import Location, location
-from fleet_rebalance.pipeline import bronze
-from fleet_rebalance.storage.task_writes import TaskWrite, WrittenFile
+from fleet_rebalance.pipeline import bronze, tagged
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.ingest")
 
-# What the parse stage returns: its reports, small (the rows went into the tables' files).
-WRITTEN_REPORT = "written"
-REPORT_SCHEMA = "report string, body string"
-REPORT_ARROW_SCHEMA = pa.schema([("report", pa.string()), ("body", pa.string())])
+# The bronze tables the parse tasks fill (ingested_files is the driver's ledger).
+PARSED = {name: schema for name, schema in bronze.TABLES.items() if name != "ingested_files"}
+# A file's report (capture/bronze_batches.py's summary) rides in the stage as JSON.
+REPORT_BODY = "_report"
+STAGE_SCHEMA = tagged.union_schema(PARSED, StructField(REPORT_BODY, StringType()))
 # One capture unit as the parse tasks get it: each file with its path as discovery
 # parsed it, so no task parses a path again.
 _UNIT_SCHEMA = (
@@ -49,32 +51,11 @@ _UNIT_SCHEMA = (
 )
 
 
-def sinks(warehouse: Warehouse, days: list[dt.date]) -> dict[str, TaskWrite]:
-    """Every bronze table a capture feeds is written by the parse tasks themselves, as
-    typed Arrow batches: no capture row crosses into the JVM and back (see
-    storage/task_writes.py); the driver commits what the tasks report."""
-    writes = {}
-    for name in bronze.TABLES:
-        if name == "ingested_files":
-            continue
-        column = bronze.partition_column(name)
-        writes[name] = warehouse.sink(
-            name,
-            bronze.TABLES[name],
-            mode="overwrite",
-            partition_by=(column,),
-            replace_where={column: days},
-        )
-    return writes
-
-
 def parse_captures(
-    spark: SparkSession,
-    config: Config,
-    todo: dict[dt.date, list[RawFile]],
-    writes: dict[str, TaskWrite],
+    spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile]]
 ) -> DataFrame:
-    """The parse stage over the files of `todo`: its reports (REPORT_SCHEMA)."""
+    """The parse stage over the files of `todo` (STAGE_SCHEMA): every bronze table's
+    rows and one report per file, each tagged with its table."""
     units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen)]
     parse = functools.partial(
         parse_partition,
@@ -83,7 +64,7 @@ def parse_captures(
         log_timezone=config.capture.log_timezone,
         max_memory_mb=config.capture.max_memory_mb,
         guard=Guard.of(config.capture.max_inflated_mb, config.capture.max_inflation_ratio),
-        writes=writes,
+        schema=to_arrow_schema(STAGE_SCHEMA),
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
     # are completed from its offsets), several per task: hundreds of tiny tasks would
@@ -97,7 +78,7 @@ def parse_captures(
         len(slices),
     )
     captures = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
-    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, REPORT_SCHEMA)
+    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, STAGE_SCHEMA)
 
 
 def capture_units(files: list[RawFile]) -> list[list[RawFile]]:
@@ -166,42 +147,30 @@ def parse_partition(
     log_timezone: str,
     max_memory_mb: int,
     guard: Guard,
-    writes: dict[str, TaskWrite],
+    schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
-    """Every table's rows go to this task's files of `writes`; what leaves the task is
-    its reports: one summary per file and one per file written."""
-    files = {name: write.files() for name, write in writes.items()}
+    """Every table's rows, a parsed chunk at a time (an offsets file's rows come a
+    chunk at a time: memory stays bounded), then this task's file reports."""
     parse = functools.partial(
-        parse_file_parts,  # an offsets file's rows written a chunk at a time
+        parse_file_parts,
         raw_root,
         path_pattern=path_pattern,
         log_timezone=log_timezone,
         max_memory_mb=max_memory_mb,
         guard=guard,
     )
-    reports: list[tuple[str, str]] = []
-    try:
-        for batch in batches:
-            for task in batch.to_pylist():
-                capture = members_first(raw_root, task["files"])
-                for table, out in capture_batches(capture, parse, task["run_date"]):
-                    if table == FILE_REPORT:
-                        reports.append((FILE_REPORT, _json(out)))
-                    else:
-                        files[table].write(out)
-        reports += [
-            (WRITTEN_REPORT, _json({"table": name, "file": dataclasses.asdict(written)}))
-            for name, task_files in files.items()
-            for written in task_files.close()
-        ]
-    except BaseException:
-        for task_files in files.values():
-            task_files.discard()
-        raise
-    yield pa.RecordBatch.from_arrays(
-        [pa.array([k for k, _ in reports], pa.string()), pa.array([r for _, r in reports])],
-        schema=REPORT_ARROW_SCHEMA,
-    )
+    reports: list[str] = []
+    for batch in batches:
+        for task in batch.to_pylist():
+            capture = members_first(raw_root, task["files"])
+            for table, out in capture_batches(capture, parse, task["run_date"]):
+                if table == FILE_REPORT:
+                    reports.append(_json(out))
+                elif out.num_rows:
+                    yield tagged.tagged_batch(out, table, schema)
+    if reports:
+        body = pa.record_batch([pa.array(reports, pa.string())], names=[REPORT_BODY])
+        yield tagged.tagged_batch(body, FILE_REPORT, schema)
 
 
 def _json(row: dict[str, Any]) -> str:
@@ -214,19 +183,32 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
-def commit_bronze(
+def file_reports(stage: DataFrame) -> list[str]:
+    """The stage's file reports (JSON); the first action on the persisted stage, so
+    it parses every file once."""
+    rows = stage.where(F.col(tagged.TABLE) == FILE_REPORT).select(REPORT_BODY).collect()
+    return [row[0] for row in rows]
+
+
+def write_bronze(
+    warehouse: Warehouse,
+    stage: DataFrame | None,
     summaries: list[dict[str, Any]],
-    writes: dict[str, TaskWrite],
-    written: dict[str, list[WrittenFile]],
+    days: list[dt.date],
 ) -> dict[str, int]:
-    """One commit per table, in the tables' order; rows counted from the summaries."""
+    """One commit per table, in the tables' order, replacing the partitions of `days`
+    (a table whose rows are gone from a date loses them there); rows counted from the
+    summaries."""
     rows: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     for summary in summaries:
         rows.update(summary["table_rows"])
         reasons.update(summary["quarantine_reasons"])
-    for name, write in writes.items():
-        write.commit(written.get(name, []))
+    if stage is None:
+        stage = warehouse.spark.createDataFrame([], STAGE_SCHEMA)
+    for name, frame in tagged.table_frames(stage, PARSED).items():
+        column = bronze.partition_column(name)
+        warehouse.replace_dates(frame, name, column, days, rows[name])
     for reason, count in reasons.most_common(10):
         log.info("quarantined %d line(s): %s", count, reason)
-    return {name: rows[name] for name in writes}
+    return {name: rows[name] for name in PARSED}

@@ -1,4 +1,4 @@
-"""Table maintenance on delta-spark: Delta's own OPTIMIZE and VACUUM statements.
+"""Table maintenance: Delta's own OPTIMIZE and VACUUM statements.
 
 Kept thin: Delta writes a checkpoint every 10 commits (delta.checkpointInterval) and
 cleans expired log entries at checkpoints by itself, so there is no step for either.
@@ -10,17 +10,13 @@ import datetime as dt
 import json
 from collections.abc import Mapping
 
-import pyspark.sql.functions as F
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from fleet_rebalance.storage.history import (
-    Commit,
-    Maintained,
-    commit_of,
-    oldest_readable,
-    whole_hours,
-)
+from fleet_rebalance.filesystems import Location
+from fleet_rebalance.storage import delta
+from fleet_rebalance.storage.jvm_paths import jvm_uri
+from fleet_rebalance.storage.versions import Maintained, oldest_readable, whole_hours
 
 # Delta refuses VACUUM below its 7-day default unless this check is off; it is turned
 # off only for the statement, after our own check against the longest run.
@@ -30,9 +26,13 @@ USER_METADATA_KEY = "spark.databricks.delta.commitInfo.userMetadata"
 LISTING_PARALLELISM_KEY = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 
 
-def maintain_delta_spark(
-    spark: SparkSession, uri: str, retention: dt.timedelta, info: Mapping[str, str]
+def maintain(
+    spark: SparkSession, table: Location, retention: dt.timedelta, info: Mapping[str, str]
 ) -> Maintained:
+    """OPTIMIZE, then VACUUM past `retention`; the commits carry `info` (the run's
+    context with job=maintain). A table whose own delta.deletedFileRetentionDuration is
+    longer keeps its files that long."""
+    uri = jvm_uri(spark, table)
     name = "delta.`" + uri.replace("`", "``") + "`"
     hours = whole_hours(retention)
     before = _file_count(spark, name)
@@ -55,7 +55,7 @@ def maintain_delta_spark(
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
-    history = delta_spark_commits(spark, uri)
+    history = delta.history(spark, table)
     metrics = _vacuum_metrics(spark, uri)
     return Maintained(
         files_before=before,
@@ -64,26 +64,7 @@ def maintain_delta_spark(
         vacuumed_bytes=int(metrics["sizeOfDataToDelete"]) if metrics else None,
         version=max(c.version for c in history),
         oldest_readable=oldest_readable(history, dt.datetime.now(dt.UTC) - retention),
-        logs_cleaned=True,
     )
-
-
-def delta_spark_commits(spark: SparkSession, uri: str) -> list[Commit]:
-    """The table's versions, newest first, with the runId of our userMetadata."""
-    rows = (
-        DeltaTable.forPath(spark, uri)
-        .history()
-        .select("version", F.col("timestamp").cast("double").alias("seconds"), "userMetadata")
-        .collect()
-    )
-    return [
-        commit_of(
-            int(row["version"]),
-            dt.datetime.fromtimestamp(row["seconds"], dt.UTC),
-            row.asDict(),
-        )
-        for row in rows
-    ]
 
 
 def _file_count(spark: SparkSession, name: str) -> int:

@@ -1,17 +1,15 @@
-"""A table's history as maintenance sees it, the same for both engines: its commits
-(which run made each) and what a maintenance pass did.
+"""A table's versions as maintenance sees them: its commits (which run made each), the
+tables a warehouse holds, and what a maintenance pass did. Spark-free: `sql --engine
+duckdb` lists the tables with it.
 
-Keeping a warehouse that lives for years small is, per table, compaction of small files,
-VACUUM of files no version inside the retention needs, and a checkpoint (each engine's
-optimize.py). VACUUM deletes what no version younger than the retention reads, so every
-version committed within the retention, and the one current at its start, stays
-readable: oldest_readable says which that is.
+VACUUM deletes what no version younger than the retention reads, and Delta refuses time
+travel to versions older than it: every version committed within the retention stays
+readable, and oldest_readable says which is the first.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +22,6 @@ from fleet_rebalance.storage.errors import StorageError
 
 DELTA_LOG = "_delta_log"
 MAINTAIN_JOB = "maintain"
-DEFAULT_LOG_RETENTION = dt.timedelta(days=30)  # Delta's default logRetentionDuration
-_INTERVAL = re.compile(r"\s*(?:interval\s+)?(\d+)\s+(week|day|hour|minute|second)s?\s*", re.I)
 
 
 @dataclass(frozen=True)
@@ -43,11 +39,10 @@ class Maintained:
 
     files_before: int
     files_after: int
-    vacuumed_files: int | None  # None (both): the engine did not say
+    vacuumed_files: int | None  # None (both): Delta did not log the VACUUM's metrics
     vacuumed_bytes: int | None
     version: int
     oldest_readable: int  # every version from this one to `version` can be read
-    logs_cleaned: bool
 
     @property
     def versions_kept(self) -> int:
@@ -73,21 +68,13 @@ def commit_of(version: int, timestamp: dt.datetime, entry: Mapping[str, Any]) ->
 
 
 def oldest_readable(history: list[Commit], cutoff: dt.datetime) -> int:
-    """The oldest version a VACUUM at `cutoff` left readable: the one current at the
-    cutoff (its files were removed after it), else the oldest the log holds."""
+    """The oldest version time travel reads after a VACUUM at `cutoff`: the oldest
+    committed at or after it (Delta refuses time travel to a version older than the
+    table's deleted-file retention), else the latest (a plain read)."""
     if not history:
         raise StorageError("a table without versions")
-    before = [c.version for c in history if c.timestamp <= cutoff]
-    return max(before) if before else min(c.version for c in history)
-
-
-def interval(text: str | None) -> dt.timedelta | None:
-    """A Delta table property's duration ("interval 30 days"), or None when absent or
-    in a form this does not read."""
-    match = _INTERVAL.fullmatch(text or "")
-    if match is None:
-        return None
-    return dt.timedelta(**{f"{match[2].lower()}s": int(match[1])})
+    inside = [c.version for c in history if c.timestamp >= cutoff]
+    return min(inside) if inside else max(c.version for c in history)
 
 
 def whole_hours(span: dt.timedelta) -> int:
