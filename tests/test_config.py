@@ -98,15 +98,22 @@ def test_bool_is_not_a_string(tmp_path):
         load_config(write(tmp_path, "master: true\n"))
 
 
-def test_retired_storage_keys_are_dropped_with_a_line_saying_why(tmp_path):
-    """A conf from before delta-spark wrote every table still runs; the session's build
-    logs each line once."""
-    config = load_config(write(tmp_path, "storage:\n  engine: delta-rs\n  reader: arrow\n"))
+def test_retired_keys_are_dropped_with_a_line_saying_why(tmp_path):
+    """A conf from before delta-spark wrote every table, or before changes were weighed
+    by cost alone, still runs; the session's build logs each line once."""
+    text = (
+        "storage:\n  engine: delta-rs\n  reader: arrow\n"
+        "metrics:\n  change_min_rebalances_saved: 2\n"
+    )
+    config = load_config(write(tmp_path, text))
     assert config.retired == (
         f"{tmp_path / 'job.yaml'}: storage.engine is no longer read (every table is written "
         "and read by delta-spark; the delta-rs engine is gone)",
         f"{tmp_path / 'job.yaml'}: storage.reader is no longer read (tables are read by "
         "delta-spark; there is no other reader to choose)",
+        f"{tmp_path / 'job.yaml'}: metrics.change_min_rebalances_saved is no longer read (a "
+        "change is recommended for what it saves in paused partition-seconds or messages "
+        "delayed, never for a count of rebalances)",
     )
     assert config.storage.schema_evolution is False
 

@@ -46,6 +46,10 @@ RETIRED_KEYS = {
         "engine": "every table is written and read by delta-spark; the delta-rs engine is gone",
         "reader": "tables are read by delta-spark; there is no other reader to choose",
     },
+    "metrics": {
+        "change_min_rebalances_saved": "a change is recommended for what it saves in "
+        "paused partition-seconds or messages delayed, never for a count of rebalances",
+    },
 }
 # Config keys holding a location; a relative one is relative to the conf file's directory.
 PATH_KEYS = ("raw_root", "warehouse")
