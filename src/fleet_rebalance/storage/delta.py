@@ -128,8 +128,7 @@ def write(
         writer.save(jvm_uri(spark, table))
     except CONFLICTS as exc:
         raise CommitConflictError(
-            f"{table.uri}: a concurrent transaction committed first ({type(exc).__name__}); "
-            "nothing was committed"
+            f"{table.uri}: a concurrent transaction committed first ({type(exc).__name__})"
         ) from exc
     except AnalysisException as exc:
         if exc.getCondition() in REPLACE_WHERE_CONDITIONS:
