@@ -109,7 +109,8 @@ def test_an_unpartitioned_ingested_files_is_partitioned_once_and_runs_commit_onl
     """Given ingested_files as it was written before (unpartitioned, rewritten whole by
     every run), Then the next run rewrites it partitioned by capture_date in one commit,
     rows as they were, saying so once at WARNING; a run with nothing new commits
-    nothing; a late file re-ingests its date: one commit per bronze table."""
+    nothing; a late file re-ingests its date: one commit per bronze table holding rows
+    (Delta commits nothing for a write that adds and removes no file)."""
     config, raw = small_fleet
     path = config.table_path("ingested_files")
     rows = read_table(spark, path).toArrow()
@@ -138,6 +139,5 @@ def test_an_unpartitioned_ingested_files_is_partitioned_once_and_runs_commit_onl
         late / "consumer-groups-offsets.txt",
     )
     ingest.run(spark, config, DAY)
-    assert {n: v - unchanged[n] for n, v in versions(config).items()} == dict.fromkeys(
-        bronze.TABLES, 1
-    )
+    held = {n: int(not read_table(spark, config.table_path(n)).isEmpty()) for n in bronze.TABLES}
+    assert {n: v - unchanged[n] for n, v in versions(config).items()} == held

@@ -32,6 +32,10 @@ PATTERN = "'^(?P<cluster>[^/]+)/'"
 # What a JVM prints on stderr before any line of ours: the launcher's module flag and
 # log4j's pattern (conf/log4j2.properties).
 JVM_LINE = re.compile(r"WARNING: Using incubator modules|\d\d/\d\d/\d\d \d\d:\d\d:\d\d [A-Z]+ ")
+# Spark's Ivy resolving the run's --packages (Delta's connector), before the job starts.
+IVY_LINE = re.compile(
+    r"::|\t|\s*[|-]|Ivy Default Cache|The jars for the packages|\S+#\S+ added as a dependency"
+)
 FAKE_JAVA = """#!/bin/sh
 if [ "$1" = "-version" ]; then echo 'openjdk version "17.0.9" 2023-10-17' >&2; exit 0; fi
 echo "a JVM was started: $*" >&2
@@ -386,7 +390,11 @@ def warehouse(tmp_path_factory) -> Path:
 
 
 def our_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line and not JVM_LINE.match(line)]
+    return [
+        line
+        for line in stderr.splitlines()
+        if line and not JVM_LINE.match(line) and not IVY_LINE.match(line)
+    ]
 
 
 def test_sql_syntax_error_is_one_line(jvm_env, warehouse, tmp_path):

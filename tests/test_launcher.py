@@ -171,21 +171,6 @@ def test_spark_submit_sh_refuses_missing_or_old_java(tmp_path, java, message):
     assert lines[0].startswith(f"spark-submit.sh: {message}")
 
 
-def test_client_mode_links_environment_for_the_drivers_python_workers(tmp_path):
-    from fleet_rebalance.cli.cluster_venv import link_driver_environment
-
-    venv, cwd = tmp_path / "venv", tmp_path / "cwd"
-    venv.mkdir()
-    cwd.mkdir()
-    link_driver_environment(venv, cwd)
-    link_driver_environment(venv, cwd)  # a second run reuses the link
-    assert (cwd / "environment").resolve() == venv.resolve()
-    (cwd / "environment").unlink()
-    (cwd / "environment").mkdir()
-    with pytest.raises(UsageError, match="exists and is not a link to"):
-        link_driver_environment(venv, cwd)
-
-
 ALIAS_BOMB = "\n".join(
     [
         'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',

@@ -66,11 +66,15 @@ class Warehouse:
 
     def name_for_sql(self, name: str) -> None:
         """Make `name` a Delta table of the session's catalog, so Spark SQL resolves it
-        and Delta's SQL takes it too (`VERSION AS OF`, `DESCRIBE HISTORY`)."""
+        and Delta's SQL takes it too (`VERSION AS OF`, `DESCRIBE HISTORY`). An external
+        table of that name (another warehouse's) is dropped first: only its catalog
+        entry goes, never its files."""
         quoted = "`" + name.replace("`", "``") + "`"
         where = jvm_uri(self.spark, self.root.child(name)).replace("'", "\\'")
-        self.spark.sql(f"DROP VIEW IF EXISTS {quoted}")
-        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {quoted} USING delta LOCATION '{where}'")
+        if self.spark.catalog.tableExists(name):  # a view, or this name for another warehouse
+            kind = self.spark.catalog.getTable(name).tableType
+            self.spark.sql(f"DROP {'TABLE' if kind == 'EXTERNAL' else 'VIEW'} {quoted}")
+        self.spark.sql(f"CREATE TABLE {quoted} USING delta LOCATION '{where}'")
 
     def partition_columns(self, name: str) -> tuple[str, ...] | None:
         """The table's partition columns, from its log; None when there is no table."""
