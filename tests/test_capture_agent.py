@@ -736,7 +736,24 @@ def test_cli_usage_and_config_mistakes_exit_2(tmp_path, capsys, restore_logging)
         cli.main([])
     assert raised.value.code == 2
     assert cli.main(["--conf", str(tmp_path / "missing.yaml"), "--once"]) == 2
-    assert "cannot read the capture config" in capsys.readouterr().err
+    assert f"{tmp_path / 'missing.yaml'}: configuration file not found" in capsys.readouterr().err
+
+
+def test_the_capture_config_is_read_by_the_jobs_hardened_loader(tmp_path):
+    """Given capture configs with an alias bomb and a duplicate key (a bare safe_load
+    expanded the one and let the last of the other win), Then each is one ConfigError
+    naming its line, the job's own class."""
+    from fleet_rebalance.config import ConfigError as JobConfigError
+
+    assert ConfigError is JobConfigError
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text('a: &a ["x", "x"]\nb: [*a, *a]\n')
+    with pytest.raises(ConfigError, match=r"bomb\.yaml: line 1: YAML anchors and aliases"):
+        load_config(bomb)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("raw_root: /a\nraw_root: /b\n")
+    with pytest.raises(ConfigError, match=r"twice\.yaml: line 2: duplicate key 'raw_root'"):
+        load_config(twice)
 
 
 def test_secrets_never_reach_a_status_line_a_log_line_or_a_snapshot(

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleet_rebalance.config import MAX_CONF_BYTES, MESSAGE_CHARS, ConfigError, load_config, shown
+from fleet_rebalance.config import ConfigError, load_config, shown
+from fleet_rebalance.yaml_file import MAX_CONF_BYTES, MESSAGE_CHARS
 
 # Nine levels of nine aliases: 9**9 (387 million) strings once expanded, in 350 bytes.
 ALIAS_BOMB = """\

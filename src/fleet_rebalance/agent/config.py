@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from fleet_rebalance.agent.destination import (
     parse_compression,
     parse_raw_root,
@@ -27,6 +25,7 @@ from fleet_rebalance.agent.destination import (
 from fleet_rebalance.agent.errors import ConfigError
 from fleet_rebalance.agent.writer import Compression
 from fleet_rebalance.filesystems import Location
+from fleet_rebalance.yaml_file import read_yaml
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FILE_PREFIX = "file:"
@@ -116,12 +115,7 @@ class AgentConfig:
 def load_config(path: Path | str, env: dict[str, str] | None = None) -> AgentConfig:
     """Read and validate the YAML at `path`; ConfigError names the bad key."""
     path = Path(path)
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read the capture config {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    document = read_yaml(path)  # the job's hardened loader: no aliases, duplicates, bombs
     return parse_config(document, os.environ if env is None else env, base=path.parent)
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+# The job's ConfigError: a capture config that is missing, malformed or refers to an
+# absent secret is refused as any conf file is, in one line naming the key.
+from fleet_rebalance.yaml_file import ConfigError
 
-class ConfigError(ValueError):
-    """The capture config is missing, malformed or refers to a secret that is absent;
-    the message names the key and what was expected."""
+__all__ = ["ClusterUnavailable", "ConfigError"]
 
 
 class ClusterUnavailable(RuntimeError):
