@@ -2,7 +2,7 @@
 
 Runs fleet-capture's cycle (runner.run_cycle: list, describe in batches, committed
 offsets with bounded requests in flight, topics, log end and start offsets, groups.jsonl
-and topics.txt written atomically) against the fake admin API (agent/fake_admin.py),
+and topics.txt written atomically) against the fake admin API (tests/fake_admin.py),
 first with replies at once (the agent's own cost), then with `--latency-ms` per reply
 (requests overlap as librdkafka's do: the cost of the agent's batching against a real
 network), and measures peak Python memory of a cycle with tracemalloc (a separate run:
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -24,8 +25,10 @@ from pathlib import Path
 
 from fleet_rebalance.agent.cli import tune_garbage_collector
 from fleet_rebalance.agent.config import AgentConfig, Batching, ClusterConfig, Timeouts
-from fleet_rebalance.agent.fake_admin import FakeAdmin, FakeCluster, synthetic_cluster
 from fleet_rebalance.agent.runner import CycleResult, run_cycle
+
+sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
+from fake_admin import FakeAdmin, FakeCluster, synthetic_cluster
 
 MB = 1 << 20
 

@@ -1,4 +1,4 @@
-"""fleet-capture against a fake admin client (fleet_rebalance.agent.fake_admin): no
+"""fleet-capture against a fake admin client (tests/fake_admin.py): no
 Kafka, no Spark. What a snapshot holds is checked by parsing it with ingest's own
 parser (capture.parse.parse_capture) into literal expected rows."""
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError
+from fake_admin import FakeAdmin, FakeCluster, FakeGroup, FakeMember
 
 from fleet_rebalance.agent import cli
 from fleet_rebalance.agent.config import (
@@ -31,7 +32,6 @@ from fleet_rebalance.agent.config import (
     parse_config,
 )
 from fleet_rebalance.agent.errors import ConfigError
-from fleet_rebalance.agent.fake_admin import FakeAdmin, FakeCluster, FakeGroup, FakeMember
 from fleet_rebalance.agent.runner import cluster_loop, run_forever, run_once
 from fleet_rebalance.agent.snapshot import GROUPS_FILE, TOPICS_FILE
 from fleet_rebalance.agent.writer import remove_stale_staging
@@ -885,3 +885,33 @@ def test_topic_ids_are_spelled_as_kafka_prints_them():
     assert str(Uuid(-1, 0x7FFFFFFFFFFFFFFF)) == "//////////9//////////w"
     assert kafka_uuid(Uuid(-1, 0x7FFFFFFFFFFFFFFF)) == "__________9__________w"
     assert kafka_uuid(None) is None
+
+
+def test_without_confluent_kafka_help_works_and_a_run_is_one_line(tmp_path):
+    """Given a capture host without confluent-kafka (its import refused), Then --help
+    prints the usage and a run exits 2 with one line saying what to install, no
+    traceback."""
+    import subprocess
+    import sys
+
+    conf = tmp_path / "capture.yaml"
+    conf.write_text("raw_root: /tmp/raw\nclusters:\n  - name: c\n    bootstrap_servers: h:9092\n")
+    program = (
+        "import sys; sys.modules['confluent_kafka'] = None\n"
+        "from fleet_rebalance.agent.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    helped = subprocess.run(
+        [sys.executable, "-c", program, "--help"], capture_output=True, text=True
+    )
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: fleet-capture")
+    ran = subprocess.run(
+        [sys.executable, "-c", program, "--conf", str(conf), "--once"],
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 2
+    assert ran.stderr.splitlines() == [
+        "fleet-capture: error: confluent-kafka (librdkafka's AdminClient) is not installed: "
+        "pip install '.[capture]'"
+    ]

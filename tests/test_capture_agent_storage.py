@@ -9,11 +9,11 @@ import gzip
 from pathlib import Path
 
 import pytest
+from fake_admin import FakeAdmin
 from test_capture_agent import AT, Lines, config_for, east
 
 from fleet_rebalance.agent.config import parse_config
 from fleet_rebalance.agent.errors import ConfigError
-from fleet_rebalance.agent.fake_admin import FakeAdmin
 from fleet_rebalance.agent.runner import run_once
 from fleet_rebalance.agent.snapshot import GROUPS_FILE, TOPICS_FILE
 from fleet_rebalance.agent.writer import write_snapshot

@@ -23,16 +23,15 @@ from fleet_rebalance.agent.admin import AdminClientLike, AdminFactory, confluent
 from fleet_rebalance.agent.config import AgentConfig, load_config
 from fleet_rebalance.agent.errors import ConfigError
 from fleet_rebalance.agent.redaction import RedactingFilter, install
-from fleet_rebalance.agent.runner import Reporter, run_forever, run_once
 
 USAGE_STATUS = 2
 # A cycle of a large cluster allocates a few hundred thousand long-lived objects (one
 # concurrent Future per partition and offset kind from confluent-kafka, the snapshot's
 # rows); with Python's default first threshold (700) the collector re-walks them
-# thousands of times: 10,000 groups / 200,000 partitions took ~21 s a cycle, ~6 s with
-# these (benchmarks/capture_agent.py).
+# thousands of times (docs/benchmarks.md, the capture agent).
 GC_THRESHOLDS = (50_000, 20, 100)
 PROG = "fleet-capture"
+NO_CLIENT = "confluent-kafka (librdkafka's AdminClient) is not installed: pip install '.[capture]'"
 EPILOG = (
     "exit status: 0 done; 1 a cluster could not be captured (--once); "
     "2 a usage or config mistake (nothing captured)"
@@ -58,6 +57,13 @@ def main(argv: Sequence[str] | None = None, admin_factory: AdminFactory = conflu
         config = load_config(args.conf)
     except ConfigError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return USAGE_STATUS
+    try:  # after --help and the conf: neither needs librdkafka
+        from fleet_rebalance.agent.runner import Reporter, run_forever, run_once
+    except ModuleNotFoundError as exc:
+        if exc.name != "confluent_kafka":
+            raise
+        print(f"{PROG}: error: {NO_CLIENT}", file=sys.stderr)
         return USAGE_STATUS
     redacting = _logging(config, args.verbose)
     tune_garbage_collector()

@@ -1,9 +1,8 @@
-"""kafka-consumer-groups.sh / kafka-topics.sh output and coordinator log lines, per
-release (shared/FORMATS.md): 3.6 (Scala tool), 3.9 (Java port) and 4.1 (KIP-1099)."""
+"""kafka-consumer-groups.sh / kafka-topics.sh output, per release
+(shared/FORMATS.md): 3.6 (Scala tool), 3.9 (Java port) and 4.1 (KIP-1099)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -235,97 +234,3 @@ def topics_view(topics: dict[str, TopicView], version: KafkaVersion) -> str:
                 f"Isr: {','.join(map(str, isr[p]))}{elr}"
             )
     return "\n".join(lines) + "\n"
-
-
-def log_line(at: dt.datetime, level: str, message: str, logger: str) -> str:
-    stamp = at.strftime("%Y-%m-%d %H:%M:%S,") + f"{at.microsecond // 1000:03d}"
-    return f"[{stamp}] {level} {message} ({logger})"
-
-
-SCALA = "kafka.coordinator.group.GroupCoordinator"
-JAVA = "org.apache.kafka.coordinator.group.GroupMetadataManager"
-
-
-def rebalance_lines(
-    version: KafkaVersion,
-    broker: int,
-    offsets_partition: int,
-    group: str,
-    generation: int,
-    reason: str,
-    members: int,
-    leader: str,
-    at: dt.datetime,
-    kip848: bool,
-) -> list[str]:
-    """The coordinator's lines for one rebalance: prepare, stabilize, leader's sync."""
-    later = at + dt.timedelta(milliseconds=2800)
-    sync = later + dt.timedelta(milliseconds=35)
-    new_prefix = (
-        f"[GroupCoordinator id={broker} topic=__consumer_offsets partition={offsets_partition}] "
-    )
-    if kip848:
-        prefix = new_prefix
-        return [
-            log_line(
-                at, "INFO", f"{prefix}[GroupId {group}] Bumped group epoch to {generation}.", JAVA
-            ),
-            log_line(
-                later,
-                "INFO",
-                f"{prefix}[GroupId {group}] Computed a new target assignment "
-                f"for epoch {generation} with 'uniform' assignor in 3ms.",
-                JAVA,
-            ),
-        ]
-    if version == "4.1":
-        prefix = new_prefix
-        return [
-            log_line(
-                at,
-                "INFO",
-                f"{prefix}Preparing to rebalance group {group} in state "
-                f"PreparingRebalance with old generation {generation - 1} (reason: {reason}).",
-                JAVA,
-            ),
-            log_line(
-                later,
-                "INFO",
-                f"{prefix}Stabilized group {group} generation {generation} with {members} members.",
-                JAVA,
-            ),
-            log_line(
-                sync,
-                "INFO",
-                f"{prefix}Assignment received from leader {leader} for group "
-                f"{group} for generation {generation}. The group has {members} members, 0 of "
-                "which are static.",
-                JAVA,
-            ),
-        ]
-    prefix = f"[GroupCoordinator {broker}]: "
-    return [
-        log_line(
-            at,
-            "INFO",
-            f"{prefix}Preparing to rebalance group {group} in state "
-            f"PreparingRebalance with old generation {generation - 1} "
-            f"(__consumer_offsets-{offsets_partition}) (reason: {reason})",
-            SCALA,
-        ),
-        log_line(
-            later,
-            "INFO",
-            f"{prefix}Stabilized group {group} generation {generation} "
-            f"(__consumer_offsets-{offsets_partition}) with {members} members",
-            SCALA,
-        ),
-        log_line(
-            sync,
-            "INFO",
-            f"{prefix}Assignment received from leader {leader} for group "
-            f"{group} for generation {generation}. The group has {members} members, 0 of "
-            "which are static.",
-            SCALA,
-        ),
-    ]

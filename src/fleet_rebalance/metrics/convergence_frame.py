@@ -3,7 +3,7 @@ metrics/convergence_rules.py.
 
 The date's bronze members (their member_epoch / target_epoch per capture) and the
 coordinator's `epoch_bumped` events go to one Arrow call per group, which applies
-convergence.py's rules. Only groups whose captures print an epoch get a row: a classic
+convergence_rules.py's rules. Only groups whose captures print an epoch get a row: a classic
 group (`-` epochs) or a capture without `--verbose` says nothing of convergence.
 """
 

@@ -35,7 +35,7 @@ timeout (which is max.poll.interval.ms for the consumer protocol and for classic
 is poll_timeout.
 
 deploy_restart is never read from one line: it takes the members capture (a member
-replaced by a new id on the same host, client id or instance id; event_matching.py).
+replaced by a new id on the same host, client id or instance id; capture_causes.py).
 """
 
 from __future__ import annotations

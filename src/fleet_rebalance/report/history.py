@@ -20,14 +20,6 @@ from fleet_rebalance.storage.warehouse import Warehouse
 
 WEEK = 7
 KEYS = ["cluster", "group_id"]
-FLEET_COLUMNS = (
-    "date",
-    "groups",
-    "rebalances",
-    "paused_partition_seconds",
-    "needing_attention",
-    "changes",
-)
 GROUP_COLUMNS = (
     "cluster",
     "group_id",

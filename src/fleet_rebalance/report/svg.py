@@ -19,7 +19,6 @@ WIDTH, LINE = 440, 14
 # How a chart writes its values (fmt): a ratio with two decimals, a whole count, h:mm:ss
 # from seconds, a percentage from a 0..1 ratio, partition-seconds.
 Unit = Literal["ratio", "count", "duration", "percent", "partition-s"]
-LABEL = 0  # labels sit above their row, not in a column beside it
 COLOURS = ("#3b6ea8", "#e07b39", "#5a9e5a", "#b54a4a", "#8063a8")
 # Rebalance causes as rebalance_causes names them (DESIGN.md), each its own colour; a
 # generation no cause row matched is `not classified`, a cooperative revocation round

@@ -38,20 +38,17 @@ BASE_SPARK_CONF = {
     # Replay and metrics persist each result before counting and writing it. By default
     # adaptive execution may not coalesce a cached plan's shuffle, so every table ran
     # all spark.sql.shuffle.partitions tasks, each paying a Python worker round trip,
-    # however small the day: 1k groups' metrics step took 43.7 s, now 27.8 s.
+    # however small the day (docs/benchmarks.md, Spark settings).
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     # Adaptive execution coalesces shuffle partitions to 64 MiB by default; the replay's
-    # and the metrics' Python stages spend seconds per MiB, so a 5k-group replay ran 5
-    # tasks of ~30 s on 2 cores, the last one alone. 16 MiB evens the waves out (1k
-    # groups' nightly on local[2]: 132.3 s and 130.2 s, then 117.1 s and 123.0 s; 8 MiB:
-    # 124.5 s).
+    # and the metrics' Python stages spend seconds per MiB, so a large replay ran a few
+    # long tasks, the last one alone; 16 MiB evens the waves out.
     "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16m",
     # Workers import pip's pyspark rather than SPARK_HOME's zipped copy (worker_daemon).
     "spark.python.daemon.module": "fleet_rebalance.spark.worker_daemon",
     # PySpark's DataFrame debugging walks the Python stack and makes four more Py4J
     # calls for every Column it builds, to name the Python line in a failed query's
-    # context; our failures are one line of our own. Off, a small fleet's nightly made
-    # 1.6x less driver CPU and took 97.4 s instead of 109.5 s (median of 3 on 2 cores).
+    # context; our failures are one line of our own, and it costs the driver CPU.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
