@@ -1,7 +1,12 @@
 import pyspark.sql.functions as F
 import pytest
 
-from fleet_rebalance.spark.session import DELTA_EXTENSION_CLASS, _class_loadable
+from fleet_rebalance.spark.session import (
+    DELTA_EXTENSION_CLASS,
+    SNAPSHOT_PARTITIONS,
+    _class_loadable,
+    size_delta_snapshots,
+)
 from fleet_rebalance.storage.context import run_context
 
 pytestmark = pytest.mark.spark
@@ -45,3 +50,35 @@ def test_columns_are_built_without_pyspark_call_site_capture(spark):
 
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert not is_debugging_enabled()
+
+
+class _Session:
+    """What size_delta_snapshots reads of a session: its SparkConf and its SQL conf."""
+
+    def __init__(self, cores: int, preset: dict[str, str]) -> None:
+        from pyspark import SparkConf
+
+        self.sparkContext = type(
+            "Context",
+            (),
+            {
+                "defaultParallelism": cores,
+                "getConf": lambda _: SparkConf(False).setAll(preset.items()),
+            },
+        )()
+        self.conf = type("Conf", (), {"set": lambda _, k, v: self.values.update({k: v})})()
+        self.values: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(
+    ("cores", "preset", "expected"),
+    [(2, {}, "2"), (400, {}, "50"), (2, {SNAPSHOT_PARTITIONS: "16"}, None)],
+)
+def test_delta_rebuilds_table_state_in_the_sessions_cores_unless_the_conf_says(
+    cores, preset, expected
+):
+    """Delta's 50 snapshot tasks made every write on 2 cores pay for 50 tiny tasks:
+    the session's cores are used (at most Delta's 50), a conf's own value is kept."""
+    session = _Session(cores, preset)
+    size_delta_snapshots(session)
+    assert session.values.get(SNAPSHOT_PARTITIONS) == expected

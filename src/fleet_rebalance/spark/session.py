@@ -53,6 +53,10 @@ BASE_SPARK_CONF = {
 }
 
 
+SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
+DELTA_SNAPSHOT_PARTITIONS = 50  # Delta's own default
+
+
 def session_conf(config: Config, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every Spark property build_session sets; the YAML's `spark:` entries win over ours."""
     return {
@@ -140,6 +144,7 @@ def build_session(
     for key, value in session_conf(config).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    size_delta_snapshots(spark)
     # getOrCreate may hand back a session made earlier; the run's identity is per job.
     context = RunContext(
         job=job,
@@ -154,6 +159,17 @@ def build_session(
         log.warning("%s", line)
     quiet_query_context_loggers()
     return spark
+
+
+def size_delta_snapshots(spark: SparkSession) -> None:
+    """Delta rebuilds a table's state after every commit in
+    spark.databricks.delta.snapshotPartitions tasks, 50 by default (a cluster's size):
+    on a few cores each write paid for 50 tiny tasks. Unless the conf sets it, use the
+    cores the session has, at most Delta's default (docs/benchmarks.md, Spark
+    settings)."""
+    if not spark.sparkContext.getConf().contains(SNAPSHOT_PARTITIONS):
+        cores = spark.sparkContext.defaultParallelism
+        spark.conf.set(SNAPSHOT_PARTITIONS, str(max(1, min(cores, DELTA_SNAPSHOT_PARTITIONS))))
 
 
 def quiet_query_context_loggers() -> None:
