@@ -9,9 +9,10 @@ from fleet_rebalance.cli.job_args import parse_job_args
 from fleet_rebalance.cli.job_parser import pipeline_parser
 from fleet_rebalance.cli.launch_checks import check_launch
 from fleet_rebalance.cli.run_job import run_job
-from fleet_rebalance.config import MESSAGE_CHARS, ConfigError
+from fleet_rebalance.config import ConfigError
 from fleet_rebalance.date_span import DateSpan
 from fleet_rebalance.errors import JobFailed, UsageError, error_text
+from fleet_rebalance.yaml_file import MESSAGE_CHARS
 
 PROJECT = Path(__file__).resolve().parent.parent
 CONF = str(PROJECT / "conf" / "local.yaml")
