@@ -114,9 +114,11 @@ class Warehouse:
         self, df: DataFrame, name: str, column: str, days: Sequence[dt.date], rows: int
     ) -> None:
         """One commit replacing the partitions of `days` with `rows` rows, in files of
-        about ROWS_PER_FILE rows."""
+        about ROWS_PER_FILE rows. Repartitioned, not coalesced: a coalesce to one file
+        would also run the plan above it in one task (ingest's and the replay's tagged
+        stages are filtered per table from all the stage's rows)."""
         self.write(
-            df.coalesce(max(1, math.ceil(rows / ROWS_PER_FILE))),
+            df.repartition(max(1, math.ceil(rows / ROWS_PER_FILE))),
             name,
             mode="overwrite",
             partition_by=(column,),
