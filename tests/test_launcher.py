@@ -427,3 +427,18 @@ def test_no_maven_is_one_line_saying_what_to_install(tmp_path, monkeypatch, caps
         r"kafka-4 jars \(jvm/pom.xml\) and is not on PATH: install it",
     ):
         jvm.classpath(project, "kafka-4")
+
+
+def test_hadoop_aws_matches_the_hadoop_of_spark_home_where_spark_submit_set_it(
+    tmp_path, monkeypatch
+):
+    """A cluster-mode driver may import pyspark from SPARK_HOME's pyspark.zip, beside
+    no jars: the Hadoop version is read from SPARK_HOME's jars first."""
+    from fleet_rebalance.spark.packages import hadoop_version
+
+    (tmp_path / "jars").mkdir()
+    (tmp_path / "jars" / "hadoop-client-api-9.8.7.jar").write_bytes(b"")
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    assert hadoop_version() == "9.8.7"
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "elsewhere"))
+    assert hadoop_version() == "3.4.2"  # the installed pyspark's own

@@ -5,6 +5,7 @@ Hadoop) when the warehouse is on S3. No mvn and no jar in the repository."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from importlib.metadata import version
@@ -29,13 +30,17 @@ def delta_package() -> str:
 
 
 def hadoop_version() -> str:
-    """The Hadoop pyspark ships (its hadoop-client-api jar): hadoop-aws must match it."""
+    """The Hadoop pyspark ships (its hadoop-client-api jar): hadoop-aws must match it.
+    Its jars are under SPARK_HOME where spark-submit runs the driver (whose pyspark may
+    be imported from SPARK_HOME's pyspark.zip), else beside the installed pyspark."""
     import pyspark
 
-    for jar in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"):
-        found = _HADOOP_JAR.match(jar.name)
-        if found:
-            return found["version"]
+    homes = [os.environ.get("SPARK_HOME"), str(Path(pyspark.__file__).parent)]
+    for home in filter(None, homes):
+        for jar in (Path(home) / "jars").glob("hadoop-client-api-*.jar"):
+            found = _HADOOP_JAR.match(jar.name)
+            if found:
+                return found["version"]
     raise RuntimeError("pyspark ships no hadoop-client-api jar: cannot match hadoop-aws to it")
 
 
