@@ -70,9 +70,13 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             "spark.databricks.delta.snapshotPartitions": "2",
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
-            # One JVM serves the whole suite (some 1,500 tests, dozens of nightlies): the
-            # default 1g heap ran out near the end once the tables grew wider.
-            "spark.driver.memory": "3g",
+            # One JVM serves the whole suite (some 1,700 tests, dozens of nightlies, each
+            # in warehouses of its own). Delta keeps a DeltaLog, with its snapshot's
+            # cached state, for every table path it has seen (10,000 by default): a run
+            # sees some 30 tables, the suite thousands, and the heap ran out near the end
+            # (a broadcast join could not be built). Evicted logs uncache their state.
+            "spark.databricks.delta.delta.log.cacheSize": "64",
+            "spark.driver.memory": "4g",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
             PACKAGES_KEY: s3a_package(),
             # The JVM's S3A reaches the session's moto server (its credentials are in
