@@ -37,8 +37,8 @@ fi
 # Extras the job needs beyond the runtime dependencies.
 job=""
 for arg in "$@"; do case "$arg" in -*) ;; *) job="$arg"; break ;; esac; done
-extras="cluster"
-[ "$job" = "test" ] && extras="cluster,test"
+extras="job,cluster"
+[ "$job" = "test" ] && extras="job,cluster,test"
 
 hash_of() { sha256sum | cut -c1-16; }
 deps_hash="$(cat "$project/setup.cfg" "$project/pyproject.toml" | hash_of)"
@@ -63,7 +63,7 @@ done
 have_hash=""; have_extras=""
 [ -f "$venv/.fleet-deps" ] && read -r have_hash have_extras < "$venv/.fleet-deps"
 if [ "$have_hash" != "$deps_hash" ] ||
-   { [ "$have_extras" != "$extras" ] && [ "$have_extras" != "cluster,test" ]; }; then
+   { [ "$have_extras" != "$extras" ] && [ "$have_extras" != "job,cluster,test" ]; }; then
   echo "installing dependencies into $venv (first run, or setup.cfg changed)" >&2
   rm -rf "$project/build"
   "$venv/bin/python" -m pip install --quiet $editable "$project[$extras]" >&2

@@ -10,7 +10,7 @@ incremental case here really assigns with the new subscriptions.
 Prints the median milliseconds per case for each assignor: ours, Kafka's own Java
 assignor on the same case in the same run (the kafka-4 jars of jvm/pom.xml through
 tests/java_assignors.py: one JVM, a warm-up run per case, then runs for the same budget)
-and our time / Java's, kafka-python's where it has one (pip install -e .[bench]), and
+and our time / Java's, kafka-python's where it has one (pip install -e ".[job,bench]"), and
 whether our assignment is Kafka's (same).
 
     python benchmarks/assignors.py                     # whole grid

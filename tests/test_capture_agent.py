@@ -915,3 +915,36 @@ def test_without_confluent_kafka_help_works_and_a_run_is_one_line(tmp_path):
         "fleet-capture: error: confluent-kafka (librdkafka's AdminClient) is not installed: "
         "pip install '.[capture]'"
     ]
+
+
+def test_a_capture_host_needs_none_of_the_jobs_stack():
+    """`pip install '.[capture]'` pulls PyYAML, confluent-kafka and pyarrow only, and every
+    agent module imports without the job's packages (blocked here)."""
+    import configparser
+    import pkgutil
+
+    import fleet_rebalance.agent as agent
+
+    setup = configparser.ConfigParser()
+    setup.read(Path(__file__).resolve().parent.parent / "setup.cfg")
+
+    def names(value: str) -> set[str]:
+        lines = [line.strip() for line in value.splitlines()]
+        return {line.split(">")[0].split("=")[0].split("[")[0] for line in lines if line}
+
+    capture = names(setup["options"]["install_requires"]) | names(
+        setup["options.extras_require"]["capture"]
+    )
+    assert capture == {"PyYAML", "confluent-kafka", "pyarrow"}
+    job_only = ("pyspark", "delta", "deltalake", "duckdb", "pandas", "numpy", "zstandard")
+    modules = [f"fleet_rebalance.agent.{m.name}" for m in pkgutil.iter_modules(agent.__path__)]
+    program = (
+        "import importlib, sys\n"
+        f"for name in {job_only!r}: sys.modules[name] = None\n"
+        f"for module in {modules!r}: importlib.import_module(module)\n"
+        "from fleet_rebalance.agent.cli import main\n"
+        "sys.exit(main(['--help']))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("usage: fleet-capture")
