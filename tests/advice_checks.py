@@ -35,23 +35,18 @@ import pandas as pd
 from deltalake import DeltaTable
 
 from fleet_rebalance.config import MetricsConfig
-from fleet_rebalance.metrics.changes import (
-    ASSIGNOR,
-    CONFIG,
-    CRASH,
-    KEEP,
-    MIGRATION,
-    STATIC,
-    STUCK,
-    UPGRADABLE,
-    Limits,
-    crash_loops,
-)
+from fleet_rebalance.metrics.changes import UPGRADABLE, Limits, crash_loops
 from fleet_rebalance.metrics.group_health import FROM_RECOMMENDATIONS as MIRRORED
 from fleet_rebalance.report import actions
+from fleet_rebalance.vocabulary import Change
 
 KEYS = ["cluster", "group_id", "date"]
-TUNING = (STATIC, CONFIG, ASSIGNOR, MIGRATION)
+TUNING = (
+    Change.STATIC_MEMBERSHIP,
+    Change.CONSUMER_CONFIG,
+    Change.ASSIGNOR,
+    Change.PROTOCOL_MIGRATION,
+)
 
 
 def problems(warehouse: Path, metrics: MetricsConfig | None = None) -> list[str]:
@@ -73,13 +68,13 @@ def _group_problems(g: Any, limits: Limits) -> Iterator[str]:
     if g.reason != g.h_change_reason:
         yield "group_health.change_reason is not the recommendation's reason"
     yield from _already_had(g, kind)
-    if kind == MIGRATION:
+    if kind == Change.PROTOCOL_MIGRATION:
         yield from _plan_disagrees(g)
     if kind in TUNING:
         yield from _not_worth_it(g, kind, limits)
-    if g.stuck and kind != STUCK:
+    if g.stuck and kind != Change.STUCK_PARTITION:
         yield f"{kind}, with a stuck partition"
-    if g.looping and not g.stuck and kind != CRASH:
+    if g.looping and not g.stuck and kind != Change.FIX_CRASH_LOOP:
         yield f"{kind}, with a crash loop of {sorted(g.looping)}"
     yield from _unstated(g, kind)
 
@@ -89,13 +84,13 @@ def _already_had(g: Any, kind: str) -> Iterator[str]:
     # baseline (none when only the observed assignment was measured).
     baseline = g.compared_with if g.compared_with != "observed" else None
     runs = _value(g.declared_assignor) or baseline
-    if kind == STATIC and g.instance_ids:
+    if kind == Change.STATIC_MEMBERSHIP and g.instance_ids:
         yield f"static membership, but its members have group.instance.id {g.instance_ids}"
-    if kind == ASSIGNOR and g.recommended_assignor == runs:
+    if kind == Change.ASSIGNOR and g.recommended_assignor == runs:
         yield f"an assignor change to {runs}, which it runs"
-    if kind == MIGRATION and g.protocol != "classic":
+    if kind == Change.PROTOCOL_MIGRATION and g.protocol != "classic":
         yield f"a protocol migration of a {g.protocol} group"
-    if kind not in (ASSIGNOR, MIGRATION) and g.recommended_assignor != runs:
+    if kind not in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION) and g.recommended_assignor != runs:
         yield f"{kind}, but the recommended assignor {g.recommended_assignor} is not {runs}"
 
 
@@ -133,14 +128,14 @@ def _not_worth_it(g: Any, kind: str, limits: Limits) -> Iterator[str]:
     )
     balances = spread_before is not None and spread_after is not None
     balances = balances and spread_before > 1 >= spread_after
-    lag_gain = kind == ASSIGNOR and (balances or skew >= limits.skew)
+    lag_gain = kind == Change.ASSIGNOR and (balances or skew >= limits.skew)
     if not costs_less and not (lag_gain and lagging):
         yield (
             f"{kind} saving {seconds} partition-seconds, {messages} messages delayed, "
             f"{partitions} paused partitions, lag skew {skew:.2f} lower (largest lag {lag}): "
             "below every threshold"
         )
-    if kind in (ASSIGNOR, MIGRATION) and not g.rebalances:
+    if kind in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION) and not g.rebalances:
         yield f"{kind} for a group that did not rebalance"
 
 
@@ -148,13 +143,13 @@ def _unstated(g: Any, kind: str) -> Iterator[str]:
     reason = g.reason or ""
     seconds, messages = _value(g.paused_partition_seconds_saved), _value(g.messages_delayed_saved)
     partitions, rebalances = _value(g.paused_partitions_saved), _value(g.rebalances_saved)
-    if kind == KEEP:
+    if kind == Change.KEEP:
         if (partitions or 0) or (seconds or 0) or (messages or 0) or _value(g.prerequisites):
             yield "keep, with a saving or prerequisites"
         if reason and not reason.startswith("keep "):
             yield f"keep, but the reason says {reason!r}"
         return
-    if kind == STUCK:
+    if kind == Change.STUCK_PARTITION:
         return
     said = {
         "rebalances": (rebalances, rf"\b{rebalances:.0f} rebalances?\b" if rebalances else ""),
@@ -177,7 +172,7 @@ def _unstated(g: Any, kind: str) -> Iterator[str]:
         if value and value > 0 and not re.search(pattern, reason):
             yield f"saves {value} {unit}, which its reason does not say: {reason!r}"
     shown = actions.saving(_saving_row(g))
-    if shown == "-" or (shown.startswith("better") and kind != ASSIGNOR):
+    if shown == "-" or (shown.startswith("better") and kind != Change.ASSIGNOR):
         yield f"{kind}, which the summary shows saving {shown!r}"
     if seconds and seconds > 0 and actions.partition_seconds(seconds) not in shown:
         yield f"the summary shows {shown!r}, not {actions.partition_seconds(seconds)}"

@@ -16,7 +16,8 @@ from fleet_rebalance.capture.result import COORDINATOR_EVENTS
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.replay.capture_causes import Event, Member, capture_cause, replacements
 from fleet_rebalance.replay.generations import group_generations
-from fleet_rebalance.replay.log_causes import CAUSES, member_cause, reason_cause
+from fleet_rebalance.replay.log_causes import member_cause, reason_cause
+from fleet_rebalance.vocabulary import Cause
 
 LOGS = Path(__file__).resolve().parent / "data" / "broker_logs"
 DAY = dt.date(2026, 11, 20)
@@ -186,7 +187,7 @@ def test_each_release_reason_names_its_cause(reason, cause, members, instance):
     Then: its cause, and the member ids (and static instance) it names."""
     reading = reason_cause(reason)
     assert (reading.cause, reading.members, reading.instance) == (cause, members, instance)
-    assert reading.cause in CAUSES
+    assert reading.cause in set(Cause)
 
 
 @pytest.mark.parametrize(
@@ -457,7 +458,7 @@ def test_rebalance_causes_on_the_sample(spark, clean_nightly):
         "deploy_restart", "session_timeout", "poll_timeout", "scale_out", "scale_in",
         "subscription_changed", "partitions_added",
     }  # fmt: skip
-    assert found <= set(CAUSES)
+    assert found <= set(Cause)
     assert causes.where(F.col("evidence").isNull() | (F.col("evidence") == "")).isEmpty()
     logged = causes.where(F.col("source") != "captures")
     assert logged.where(F.col("generation").isNull()).isEmpty()

@@ -34,6 +34,7 @@ from fleet_rebalance.generate.coordinator_lines import (
 from fleet_rebalance.generate.partitioner import partition_for
 from fleet_rebalance.generate.replicas import assign_replicas_to_brokers
 from fleet_rebalance.generate.share_streams import write_share_streams
+from fleet_rebalance.vocabulary import Cause
 
 VERSIONS: tuple[render.KafkaVersion, ...] = ("3.6", "3.9", "4.1")
 # A group's profile is PROFILES[its index % 10]; the sample's 8 groups per cluster take
@@ -546,18 +547,18 @@ class Fleet:
         if profile == "rolling_deploy" and step % 18 == 9 and group.members:
             for old in list(group.members):
                 member = group.members.pop(old)
-                self._leave(cluster, group, member, when, CLOSING, "deploy_restart")
+                self._leave(cluster, group, member, when, CLOSING, Cause.DEPLOY_RESTART)
                 new = self._add_member(cluster, group, client_id=member.client_id)
                 when += dt.timedelta(seconds=rng.randint(15, 40))
-                when = self._join(cluster, group, new, when, "deploy_restart")
+                when = self._join(cluster, group, new, when, Cause.DEPLOY_RESTART)
                 when += dt.timedelta(seconds=30)
         elif profile == "heartbeat_expiry" and 12 <= step % 24 <= 17 and group.members:
             # The longest-standing member stalls: each comes back as the newest.
             member = group.members.pop(next(iter(group.members)))
-            when = self._expire(cluster, group, member, when, "session_timeout")
+            when = self._expire(cluster, group, member, when, Cause.SESSION_TIMEOUT)
             back = self._add_member(cluster, group, client_id=member.client_id, host=member.host)
             when += dt.timedelta(seconds=rng.randint(2, 20))
-            self._join(cluster, group, back, when, "session_timeout")
+            self._join(cluster, group, back, when, Cause.SESSION_TIMEOUT)
         elif profile == "crash_loop" and 4 <= step <= 27 and step % 3 == 1 and group.members:
             self._crash(cluster, group, when)
         elif profile == "autoscale" and step % 6 == 3:
@@ -568,10 +569,10 @@ class Fleet:
             )
             if lag > 50_000 and len(group.members) < 8:
                 new = self._add_member(cluster, group)
-                self._join(cluster, group, new, when, "scale_out")
+                self._join(cluster, group, new, when, Cause.SCALE_OUT)
             elif lag < 5_000 and len(group.members) > 1:
                 member = group.members.pop(sorted(group.members)[0])
-                self._leave(cluster, group, member, when, CLOSING, "scale_in")
+                self._leave(cluster, group, member, when, CLOSING, Cause.SCALE_IN)
         elif profile == "partition_expansion" and step == 20:
             topic = group.topics[0]
             cluster.topics[topic] += 3
@@ -584,7 +585,7 @@ class Fleet:
                         f"Leader {leader} re-joining group during Stable; client reason: "
                         "cached metadata has changed"
                     )
-                    self._rebalance(cluster, other, when, reason, "partitions_added")
+                    self._rebalance(cluster, other, when, reason, Cause.PARTITIONS_ADDED)
         elif profile == "regex_new_topic" and step == 24:
             matching = f"{REGEX_PREFIX}mobile"
             cluster.topics[matching] = 6
@@ -592,7 +593,7 @@ class Fleet:
             cluster.rates[matching] = 40.0
             group.topics.append(matching)
             reason = _pattern_rejoin(cluster.version, group)
-            self._rebalance(cluster, group, when, reason, "subscription_changed")
+            self._rebalance(cluster, group, when, reason, Cause.SUBSCRIPTION_CHANGED)
         elif profile == "poison_pill" and step == 10 and group.members:
             # The member holding the poison record blocks in processing past
             # max.poll.interval.ms; its heartbeat thread leaves the group.
@@ -600,14 +601,14 @@ class Fleet:
             if member.owned:
                 group.stuck.add(sorted(member.owned)[0])
             group.returning.append(member)
-            self._leave(cluster, group, member, when, POLL_TIMEOUT, "poll_timeout")
+            self._leave(cluster, group, member, when, POLL_TIMEOUT, Cause.POLL_TIMEOUT)
         elif profile == "poison_pill" and step == 11 and group.returning:
             # Processing gave up on the record 25 minutes later; the consumer rejoins
             # with a new member id (a dynamic member's id is reset on leaving): too late
             # to count as a restart.
             gone = group.returning.pop()
             new = self._add_member(cluster, group, client_id=gone.client_id, host=gone.host)
-            self._join(cluster, group, new, when, "scale_out")
+            self._join(cluster, group, new, when, Cause.SCALE_OUT)
         elif profile == "static_restart" and step % 9 == 4 and group.members:
             old = sorted(group.members)[0]
             instance = group.members.pop(old).instance_id
@@ -621,7 +622,9 @@ class Fleet:
             # deploy_restart (a static member's instance restarting past its timeout).
             gone = group.members.pop(sorted(group.members)[-1])
             died = at - dt.timedelta(seconds=rng.randint(480, 900))
-            expired = self._expire(cluster, group, gone, died + SESSION_TIMEOUT, "deploy_restart")
+            expired = self._expire(
+                cluster, group, gone, died + SESSION_TIMEOUT, Cause.DEPLOY_RESTART
+            )
             back = self._add_member(cluster, group, static=True, instance=gone.instance_id)
             self._static_join(
                 cluster, group, back, expired + dt.timedelta(seconds=rng.randint(20, 120))
@@ -645,7 +648,7 @@ class Fleet:
                 group,
                 joins,
                 coordinator.join_reason(back.member_id),
-                "session_timeout",
+                Cause.SESSION_TIMEOUT,
                 coordinator.pending(joins - STEP, back.member_id),
                 coordinator.failed(expires, pod.member_id),
                 ends=expires + SYNC,
@@ -654,10 +657,10 @@ class Fleet:
         for when, what in sorted([(expires, "expire"), (joins, "join")]):
             if what == "expire":
                 group.members.pop(pod.member_id)
-                self._expire(cluster, group, pod, when, "session_timeout")
+                self._expire(cluster, group, pod, when, Cause.SESSION_TIMEOUT)
             else:
                 group.members[back.member_id] = back
-                self._join(cluster, group, back, when, "session_timeout")
+                self._join(cluster, group, back, when, Cause.SESSION_TIMEOUT)
 
     def _static_join(
         self, cluster: Cluster, group: Group, member: Member, at: dt.datetime
@@ -672,7 +675,7 @@ class Fleet:
             group,
             at,
             coordinator.join_reason(member.member_id, member.instance_id),
-            "deploy_restart",
+            Cause.DEPLOY_RESTART,
             coordinator.static_join(at - STEP, member.instance_id, member.member_id),
         )
 

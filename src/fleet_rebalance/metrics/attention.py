@@ -22,15 +22,16 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from fleet_rebalance.config import MetricsConfig
+from fleet_rebalance.vocabulary import Status
 
-OK = "OK"
-SEVERITY = {"ERR": 3, "WARN": 2}
+OK = Status.OK
+SEVERITY = {Status.ERR: 3, Status.WARN: 2}
 OWNERSHIP_SEVERITY = 2
 # The group_health row's ownership_audit findings: partition names (`orders-3`), sorted.
 DOUBLE_OWNED_COLUMN = "double_owned_partitions"
 ORPHANED_COLUMN = "orphaned_partitions"
 # Partition statuses worth naming after the group recovered (a WARN that passed is not).
-STUCK = ("STOP", "STALL", "REWIND")
+STUCK = (Status.STOP, Status.STALL, Status.REWIND)
 
 
 @dataclass(frozen=True)

@@ -50,12 +50,16 @@ from typing import Any, TypeGuard
 
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics.migration_rules import CAUTION_TEXT, blockers
+from fleet_rebalance.vocabulary import Cause, Change
 
-KEEP, ASSIGNOR, MIGRATION, STATIC = "keep", "assignor", "protocol_migration", "static_membership"
-CONFIG, CRASH, STUCK = "consumer_config", "fix_crash_loop", "stuck_partition"
 # Cheapest first: the order among candidates that save the same.
-EFFORT = (CONFIG, STATIC, ASSIGNOR, MIGRATION)
-FAULTS = (STUCK, CRASH)
+EFFORT = (
+    Change.CONSUMER_CONFIG,
+    Change.STATIC_MEMBERSHIP,
+    Change.ASSIGNOR,
+    Change.PROTOCOL_MIGRATION,
+)
+FAULTS = (Change.STUCK_PARTITION, Change.FIX_CRASH_LOOP)
 CONSUMER_PROTOCOL = "consumer"
 # What a 3.0+ Java consumer runs with (KIP-735), and what brokers allow by default
 # (GroupCoordinatorConfig: group.max.session.timeout.ms; KIP-848's
@@ -143,11 +147,11 @@ class Candidate:
             or (self.seconds is None and (self.partitions or 0) >= limits.partitions * f)
         )
         pauses_less = (self.partitions or 0) > 0 or (self.seconds or 0) > 0
-        return cheaper and (self.kind != MIGRATION or pauses_less)
+        return cheaper and (self.kind != Change.PROTOCOL_MIGRATION or pauses_less)
 
     def lag_gain(self, limits: Limits) -> bool:
         """An assignor change that balances the group or lowers its lag skew enough."""
-        return self.kind == ASSIGNOR and (
+        return self.kind == Change.ASSIGNOR and (
             self.balances or (self.skew or 0) >= limits.skew * self.factor
         )
 
@@ -157,14 +161,20 @@ class Candidate:
     def material(self, limits: Limits) -> bool:
         if self.kind in FAULTS:
             return True
-        if self.ruled_out or (self.kind in (ASSIGNOR, MIGRATION) and not self.rebalanced):
+        if self.ruled_out or (
+            self.kind in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION) and not self.rebalanced
+        ):
             return False
         return self.costs_less(limits) or (self.lag_gain(limits) and self.lagging(limits))
 
     def rank(self) -> tuple:
         effort = EFFORT.index(self.kind) if self.kind in EFFORT else len(EFFORT)
         return (
-            0 if self.kind == STUCK else 1 if self.kind == CRASH else 2,
+            0
+            if self.kind == Change.STUCK_PARTITION
+            else 1
+            if self.kind == Change.FIX_CRASH_LOOP
+            else 2,
             -(self.seconds or 0),
             -(self.messages or 0),
             -(self.rebalances or 0),
@@ -200,7 +210,7 @@ class Candidate:
         `keep <assignor>: `."""
         if self.ruled_out:
             return f"{self.title} would save {self.saving()}, but {self.ruled_out}"
-        if self.kind in (ASSIGNOR, MIGRATION) and not self.rebalanced:
+        if self.kind in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION) and not self.rebalanced:
             return (
                 f"the group did not rebalance today: {self.title} would save "
                 f"{self.saving()} over its initial assignment only"
@@ -257,17 +267,17 @@ def consumers(value: Any) -> list[str]:
 
 
 def _row(change: Candidate, group: GroupFacts) -> dict[str, Any]:
-    if change.kind in (ASSIGNOR, MIGRATION, STATIC):
+    if change.kind in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION, Change.STATIC_MEMBERSHIP):
         row: dict[str, Any] = {
             "change_kind": change.kind,
-            "changed_assignor": change.kind != STATIC,
+            "changed_assignor": change.kind != Change.STATIC_MEMBERSHIP,
         }
-        if change.kind == MIGRATION and group.instance_ids:
+        if change.kind == Change.PROTOCOL_MIGRATION and group.instance_ids:
             # protocol_migration_plan's caution for the group, in its words
             caution = CAUTION_TEXT["static_membership"].format(static=len(group.instance_ids))
             row["prerequisites"] = f"{change.prerequisites}; {caution}"
         return row
-    saves = "" if change.kind == STUCK else f"; it saves {change.saving()}"
+    saves = "" if change.kind == Change.STUCK_PARTITION else f"; it saves {change.saving()}"
     return {
         "change_kind": change.kind,
         "changed_assignor": False,
@@ -281,8 +291,8 @@ def _row(change: Candidate, group: GroupFacts) -> dict[str, Any]:
 
 
 def _keep(recommended: Mapping[str, Any], best: Candidate | None, limits: Limits) -> dict[str, Any]:
-    row: dict[str, Any] = {"change_kind": KEEP, "changed_assignor": False}
-    if best is None or best.kind == KEEP:
+    row: dict[str, Any] = {"change_kind": Change.KEEP, "changed_assignor": False}
+    if best is None or best.kind == Change.KEEP:
         return row
 
     def nothing(column: str, zero: float) -> float | None:
@@ -320,29 +330,33 @@ def _recommended(
         k: (v if _number(v) or not isinstance(v, float) else None) for k, v in recommended.items()
     }
     kind = row.get("change_kind")
-    if kind not in (ASSIGNOR, MIGRATION, STATIC):
+    if kind not in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION, Change.STATIC_MEMBERSHIP):
         return []
     ruled_out = None
-    if kind == STATIC and group.instance_ids:  # recommendations.py never picks it so
+    if (
+        kind == Change.STATIC_MEMBERSHIP and group.instance_ids
+    ):  # recommendations.py never picks it so
         ruled_out = "its members already have a group.instance.id"
-    blocked = sorted(set(_blockers(row)) - set(UPGRADABLE)) if kind == MIGRATION else []
+    blocked = (
+        sorted(set(_blockers(row)) - set(UPGRADABLE)) if kind == Change.PROTOCOL_MIGRATION else []
+    )
     if blocked:
         ruled_out = f"protocol_migration_plan blocks the move: {', '.join(blocked)}"
     skew_delta = row.get("mean_lag_skew_delta")
     spread_before = row.get("declared_max_count_spread")
     spread_after = row.get("recommended_max_count_spread")
     balances = (
-        kind != STATIC
+        kind != Change.STATIC_MEMBERSHIP
         and spread_before is not None
         and spread_after is not None
         and spread_before > 1 >= spread_after
     )
-    upgrade = kind == MIGRATION and row.get("brokers") in (UPGRADE_BROKERS, None)
+    upgrade = kind == Change.PROTOCOL_MIGRATION and row.get("brokers") in (UPGRADE_BROKERS, None)
     to = row.get("recommended_assignor")
     title = {
-        ASSIGNOR: f"switching to {to}",
-        MIGRATION: f"migrating to the consumer protocol ({to})",
-        STATIC: "static membership",
+        Change.ASSIGNOR: f"switching to {to}",
+        Change.PROTOCOL_MIGRATION: f"migrating to the consumer protocol ({to})",
+        Change.STATIC_MEMBERSHIP: "static membership",
     }[kind]
     return [
         Candidate(
@@ -354,7 +368,9 @@ def _recommended(
             seconds=row.get("paused_partition_seconds_saved"),
             partitions=row.get("paused_partitions_saved"),
             messages=row.get("messages_delayed_saved"),
-            skew=-skew_delta if kind != STATIC and _number(skew_delta) and skew_delta < 0 else None,
+            skew=-skew_delta
+            if kind != Change.STATIC_MEMBERSHIP and _number(skew_delta) and skew_delta < 0
+            else None,
             balances=balances,
             factor=limits.migration_factor if upgrade else 1.0,
             rebalanced=rebalanced,
@@ -395,7 +411,7 @@ def _stuck(stuck: Sequence[Mapping[str, Any]]) -> list[Candidate]:
         f"it with the group stopped: kafka-consumer-groups.sh --reset-offsets --group <group> "
         f"--topic {topic}:{partition} --to-offset {after} --execute"
     )
-    return [Candidate(STUCK, "fixing the stuck partition", reason, prerequisites)]
+    return [Candidate(Change.STUCK_PARTITION, "fixing the stuck partition", reason, prerequisites)]
 
 
 def _incidents(events: Sequence[Mapping[str, Any]], cause: str) -> list[Mapping[str, Any]]:
@@ -427,7 +443,7 @@ def early_returns(events: Sequence[Mapping[str, Any]]) -> EarlyReturns:
     awaiting: Counter[str] = Counter()  # early returns whose old member has not expired
     early: Counter[str] = Counter()
     seqs = set()
-    timeouts = _incidents(events, "session_timeout")
+    timeouts = _incidents(events, Cause.SESSION_TIMEOUT)
     for event in sorted(timeouts, key=lambda e: e.get("event_seq") or 0):
         gone, back = consumers(event.get("departed")), consumers(event.get("returned"))
         for who in gone:
@@ -450,7 +466,7 @@ def crash_loops(events: Sequence[Mapping[str, Any]], limits: Limits) -> dict[str
     """Consumers back after a session expiry `crash_loop_restarts` times or more, once at
     least while the old member was still in the group: a new process (a consumer that
     only stalled can rejoin only once it is told its session expired)."""
-    timeouts = _incidents(events, "session_timeout")
+    timeouts = _incidents(events, Cause.SESSION_TIMEOUT)
     back = Counter(c for e in timeouts for c in consumers(e.get("returned")))
     early = early_returns(events).per_consumer
     return {c: n for c, n in back.items() if n >= limits.crash_loop_restarts and early[c]}
@@ -461,7 +477,7 @@ def _crash_loop(events: Sequence[Mapping[str, Any]], limits: Limits) -> list[Can
     looping = sorted(back)
     if not looping:
         return []
-    timeouts = _incidents(events, "session_timeout")
+    timeouts = _incidents(events, Cause.SESSION_TIMEOUT)
     mine = [e for e in timeouts if _named(e) & back.keys()]
     early = sum(n for c, n in early_returns(events).per_consumer.items() if c in back)
     who = ", ".join(f"{c} ({back[c]} restarts)" for c in looping)
@@ -476,7 +492,7 @@ def _crash_loop(events: Sequence[Mapping[str, Any]], limits: Limits) -> list[Can
         "crash on startup, a failing liveness probe): kubectl describe pod / "
         "kubectl logs --previous"
     )
-    return [_saving(CRASH, "fixing the crash loop", reason, prerequisites, mine)]
+    return [_saving(Change.FIX_CRASH_LOOP, "fixing the crash loop", reason, prerequisites, mine)]
 
 
 def _session(
@@ -494,8 +510,8 @@ def _session(
         named = _named(e)
         if not named or named & looping.keys() or e.get("event_seq") in early:
             return False
-        return e.get("cause") == "session_timeout" or (
-            e.get("cause") == "deploy_restart" and bool(named & static)
+        return e.get("cause") == Cause.SESSION_TIMEOUT or (
+            e.get("cause") == Cause.DEPLOY_RESTART and bool(named & static)
         )
 
     incidents = [e for e in events if silent(e)]
@@ -529,7 +545,7 @@ def _session(
         f"{kept if static_back else ''}"
     )
     prerequisites = _consumer_session(proposed) if consumer_protocol else _classic_session(proposed)
-    return [_saving(CONFIG, setting, reason, prerequisites, incidents)]
+    return [_saving(Change.CONSUMER_CONFIG, setting, reason, prerequisites, incidents)]
 
 
 # How the proposal reads the absence (rebalance_events.away_ms), for either protocol.
@@ -568,7 +584,7 @@ def _consumer_session(proposed: int) -> str:
 
 
 def _poll(events: Sequence[Mapping[str, Any]]) -> list[Candidate]:
-    leaves = _incidents(events, "poll_timeout")
+    leaves = _incidents(events, Cause.POLL_TIMEOUT)
     if not leaves:
         return []
     aways = [e["away_ms"] for e in leaves if _number(e.get("away_ms"))]
@@ -584,7 +600,11 @@ def _poll(events: Sequence[Mapping[str, Any]]) -> list[Candidate]:
         "processed in time; for the consumer protocol the rebalance timeout is also "
         "max.poll.interval.ms"
     )
-    return [_saving(CONFIG, "a longer max.poll.interval.ms", reason, prerequisites, leaves)]
+    return [
+        _saving(
+            Change.CONSUMER_CONFIG, "a longer max.poll.interval.ms", reason, prerequisites, leaves
+        )
+    ]
 
 
 def _saving(

@@ -1,83 +1,9 @@
 """`consumer_status`: Burrow's partition evaluation over windows of captured offsets.
 
-The rules are current Burrow's (linkedin/Burrow `core/internal/evaluator/caching.go`,
-`calculatePartitionStatus`, read at commit ced55ba), in its order; the first that holds
-decides:
-
-1. the current lag is at most the allowed lag (Burrow's `allowed-lag`, 0 by default): OK;
-2. STOP: the time since the last entry exceeds the window's span (last entry minus first),
-   unless the broker's recent offsets show the consumer was caught up lately. Checked
-   before the zero-lag rule (Burrow #292) because a zero lag early in a window does not
-   mean the consumer still runs; the exception (#338, for #303) spares a consumer of a
-   quiet partition that was caught up until a message just arrived;
-3. REWIND: the first offset of the window that went back, unless a later entry of the
-   window is back at or past the offset before it. Also checked before the zero-lag
-   rule, and recovered rewinds forgiven, since d69a8ec (a rebalance that re-commits an
-   old offset and catches up is no fault);
-4. the lag is within the allowed lag at some entry of the window: OK;
-5. STALL: the offset never moves in the window;
-6. WARN: the lag never decreases (known lags, each against the previous known one);
-7. otherwise OK.
-
-A group's status is its worst partition's, capped at ERR.
-
-Captures are not commits, so:
-- A capture with a committed offset is one window entry; one without a lag still is
-  (Burrow keeps commits without a lag and skips them in the lag rules), but only a
-  capture with a lag is rated: its lag is Burrow's current lag. Windows end at every
-  capture of the date (the previous date's captures fill the first ones); "now" is the
-  rated capture's time, so the status is sampled at captures, where Burrow's changes
-  whenever it is asked.
-- An entry's timestamp is when the consumer last showed life: the capture time while a
-  member owns the partition (a live consumer commits on every poll) or when its offset
-  moved, else the timestamp of the capture before. So a partition left without an
-  owner STOPs, and one whose owner keeps the offset still STALLs, as Burrow tells them
-  apart.
-- The broker's recent offsets are the log ends of the captures after the consumer last
-  showed life (those captures saw the very committed offset the rule compares with),
-  within the window; the one rated is the newest. Burrow's check (#338, for #303) holds
-  when one of its last `intervals` broker fetches (a ring of ten, refreshed every 10 s
-  with its defaults: the last 100 s; storage/inmemory.go, cluster/kafka_cluster.go) is
-  at or below the last commit. Captures are minutes apart, so the time just before the
-  newest capture is the capture before it: the consumer was caught up lately only when
-  the log end stayed at the committed offset until the newest capture, that is when
-  the last log end captured after its last sign of life and before the rated capture
-  is at or below its offset (log ends only grow). Once the captures after the last sign
-  of life show the log end moving on, the partition is STOP as soon as the silence is
-  long enough, however caught up it was at its last commit (Burrow's CheckRules case
-  9, #290). The capture of the last sign of life does not count: it is the commit
-  itself, not a broker fetch after it.
-- The window is the rated capture and the `intervals - 1` captures before it. A capture
-  is a commit sample and a broker fetch at once, so one window holds both, where Burrow
-  keeps `intervals` commits and `intervals` broker offsets apart. Once every capture of
-  a window came after the consumer's last sign of life the window spans no time, so it
-  is STOP unless a log end since showed it caught up; Burrow's window would still span
-  its last commits, and its STOP comes later.
-- A window of a single capture has nothing to compare and is OK (Burrow, rating one
-  commit, would call it STALL or STOP). Burrow's minimum-complete threshold (partial
-  rings) has no counterpart: every window is rated.
-
-Burrow's own cases (`caching_test.go`) run as captures in tests/test_burrow_cases.py:
-each commit is a capture a member owns at the commit's timestamp (log end = offset +
-lag, none without a lag); each broker offset is a later capture nobody owns (no commit
-since) showing the last committed offset and that log end, oldest first, the last at
-Burrow's `timeNow` with its current lag: the capture rated. The window holds them all.
-Case by case:
-- CheckRules 0-7, 9-14: Burrow's status and every check's result.
-- CheckRules 8 (a documented difference in two checks, not in the status): its
-  current lag (0) and broker offset (5250 over offset 5000) cannot be one capture
-  (LAG = LOG-END-OFFSET - CURRENT-OFFSET); the capture keeps the current lag, which the
-  case is about, so its log end is 5000. Status OK, as Burrow's; but in the window that
-  capture is a zero lag and a decrease after 250: "lag always not zero" and "lag not
-  decreasing" are false (Burrow: true).
-- CheckRules 15: its current lag (300) does not fit broker offset 4300 over offset
-  2500; the capture keeps the current lag (log end 2800). Status and checks as Burrow's.
-- SingleRequest_NoShowAll, _ShowAll, _Incomplete (the storage fixture's two groups):
-  the statuses (OK; STOP, group ERR) and current lags; `complete` and Maxlag's start and
-  end are not in the table.
-- Start: a group with no committed offset captured has no rows (Burrow: NOTFOUND).
-- The module's plumbing (Configure, the request channel, the cache, TopicDeleted) has
-  no counterpart in a batch job.
+The rules, in current Burrow's order (linkedin/Burrow `core/internal/evaluator/
+caching.go`, `calculatePartitionStatus`, at ced55ba), and every place captures make
+them differ from Burrow's commits are written once, in docs/metrics.md
+(consumer_status); Burrow's own cases run as captures in tests/test_burrow_cases.py.
 
 One call rates one group (its status is over all its partitions). Rules over
 neighbouring entries are flags on each entry against the one before it; "any flag in
@@ -96,8 +22,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
+from fleet_rebalance.vocabulary import Status
 
-RANKS = {"OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
+RANKS = {
+    Status.OK: 1,
+    Status.WARN: 2,
+    Status.ERR: 3,
+    Status.STOP: 4,
+    Status.STALL: 5,
+    Status.REWIND: 6,
+}
 NAMES = np.array([None, *RANKS], dtype=object)  # NAMES[rank]
 # What one call reads, per offsets sample of the run date or the day before.
 INPUT_COLUMNS = [*SAMPLE_COLUMNS, "log_end_offset", "consumer_id"]
@@ -273,15 +207,15 @@ def window_ranks(checks: Checks) -> np.ndarray:
     """Each entry's Burrow status rank: the checks in Burrow's order, first match wins."""
     c = checks
     rules = [
-        (c.current_lag_allowed, "OK"),
-        (c.single_entry, "OK"),
-        (c.offsets_stopped & ~c.recent_lag_zero, "STOP"),
-        (c.offsets_rewind & ~c.rewind_recovered, "REWIND"),
-        (~c.lag_always_not_zero, "OK"),
-        (c.offsets_stalled, "STALL"),
-        (c.lag_not_decreasing, "WARN"),
+        (c.current_lag_allowed, Status.OK),
+        (c.single_entry, Status.OK),
+        (c.offsets_stopped & ~c.recent_lag_zero, Status.STOP),
+        (c.offsets_rewind & ~c.rewind_recovered, Status.REWIND),
+        (~c.lag_always_not_zero, Status.OK),
+        (c.offsets_stalled, Status.STALL),
+        (c.lag_not_decreasing, Status.WARN),
     ]
-    return np.select([r for r, _ in rules], [RANKS[s] for _, s in rules], RANKS["OK"])
+    return np.select([r for r, _ in rules], [RANKS[s] for _, s in rules], RANKS[Status.OK])
 
 
 def group_consumer_status(
@@ -320,8 +254,8 @@ def group_consumer_status(
         "evaluated_at": times[end],
         "worst_status": NAMES[worst],
         "worst_status_at": worst_at,
-        "non_ok_windows": np.add.reduceat((ranks > RANKS["OK"]).astype(np.int64), begin),
-        "group_status": [NAMES[min(last.max(), RANKS["ERR"])]] * count,
+        "non_ok_windows": np.add.reduceat((ranks > RANKS[Status.OK]).astype(np.int64), begin),
+        "group_status": [NAMES[min(last.max(), RANKS[Status.ERR])]] * count,
         "group_worst_status": [NAMES[worst.max()]] * count,
         "current_offset": e.offsets[rows[end]],
     }

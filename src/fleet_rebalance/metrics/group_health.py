@@ -22,6 +22,7 @@ from fleet_rebalance.metrics.attention import (
     attention,
 )
 from fleet_rebalance.metrics.ownership_rules import DOUBLE, ORPHANED
+from fleet_rebalance.vocabulary import Status
 
 KEYS = ["cluster", "group_id", "date"]
 CONVERGENCE_COLUMNS = (  # convergence_frame's, null without its table
@@ -72,7 +73,9 @@ def group_health(tables: dict[str, DataFrame], limits: Limits, schema: StructTyp
             F.max("group_status").alias("last_status"),
             F.max("group_worst_status").alias("worst_status"),
             F.count(F.lit(1)).cast("int").alias("partitions"),
-            F.sum((F.col("status") != "OK").cast("int")).cast("int").alias("non_ok_partitions"),
+            F.sum((F.col("status") != Status.OK).cast("int"))
+            .cast("int")
+            .alias("non_ok_partitions"),
         )
     )
     per_cause = tables["rebalance_causes"].groupBy(*KEYS, "cause").agg(F.count(F.lit(1)).alias("n"))

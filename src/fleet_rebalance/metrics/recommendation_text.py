@@ -14,8 +14,8 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import Column
 
-from fleet_rebalance.metrics.changes import ASSIGNOR, MIGRATION, STATIC
 from fleet_rebalance.metrics.protocols import CLASSIC_COORDINATOR, CONSUMER, CONSUMER_GROUPS
+from fleet_rebalance.vocabulary import Change
 
 
 def _text(value: Column) -> Column:
@@ -234,9 +234,9 @@ def reason() -> Column:
         runner_up,
     )
     return (
-        F.when(kind == STATIC, static)
-        .when(kind == MIGRATION, migration)
-        .when(kind == ASSIGNOR, assignor)
+        F.when(kind == Change.STATIC_MEMBERSHIP, static)
+        .when(kind == Change.PROTOCOL_MIGRATION, migration)
+        .when(kind == Change.ASSIGNOR, assignor)
         .when(F.col("compared_with").isNull(), unmeasured)
         .when(F.col("protocol") == CONSUMER, keep_consumer)
         .otherwise(keep_classic)
@@ -330,11 +330,13 @@ def prerequisites() -> Column:
         _text(timeout_ms),
     )
     return (
-        F.when(kind == MIGRATION, F.concat(_brokers_clause(), F.lit(MIGRATION_STEPS)))
-        .when((kind == ASSIGNOR) & (F.col("protocol") == CONSUMER), server_swap)
-        .when((kind == ASSIGNOR) & _eager_to_cooperative(), two_bounce)
-        .when(kind == ASSIGNOR, classic_swap)
-        .when((kind == STATIC) & (F.col("protocol") == CONSUMER), static_consumer)
-        .when(kind == STATIC, static_classic)
+        F.when(
+            kind == Change.PROTOCOL_MIGRATION, F.concat(_brokers_clause(), F.lit(MIGRATION_STEPS))
+        )
+        .when((kind == Change.ASSIGNOR) & (F.col("protocol") == CONSUMER), server_swap)
+        .when((kind == Change.ASSIGNOR) & _eager_to_cooperative(), two_bounce)
+        .when(kind == Change.ASSIGNOR, classic_swap)
+        .when((kind == Change.STATIC_MEMBERSHIP) & (F.col("protocol") == CONSUMER), static_consumer)
+        .when(kind == Change.STATIC_MEMBERSHIP, static_classic)
         .otherwise(F.lit(None).cast("string"))
     )

@@ -50,6 +50,7 @@ from fleet_rebalance.metrics.protocols import (
     declared_protocol,
 )
 from fleet_rebalance.replay.engine import OBSERVED
+from fleet_rebalance.vocabulary import Change, Status
 
 GROUP = ["cluster", "group_id", "date"]
 SKEW_DIGITS = 4
@@ -266,9 +267,9 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     )
     step = step.select(
         "*",
-        F.when(migrate, changes.MIGRATION)
-        .when(own_better, changes.ASSIGNOR)
-        .otherwise(changes.KEEP)
+        F.when(migrate, Change.PROTOCOL_MIGRATION)
+        .when(own_better, Change.ASSIGNOR)
+        .otherwise(Change.KEEP)
         .alias("_change"),
     )
     step = step.select(
@@ -278,7 +279,7 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
             for m in MEASURES
         ],
     )
-    change_saved = F.when(F.col("_change") != changes.KEEP, F.col("b_paused") - F.col("c_paused"))
+    change_saved = F.when(F.col("_change") != Change.KEEP, F.col("b_paused") - F.col("c_paused"))
     static_wins = F.coalesce(
         ~F.col("static_group")
         & (F.col("s_rebalances") > 0)
@@ -287,15 +288,17 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     )
     step = step.select(
         "*",
-        F.when(static_wins, changes.STATIC).otherwise(F.col("_change")).alias("change_kind"),
-        F.when(static_wins & (F.col("_change") != changes.KEEP), F.col("_change")).alias(
+        F.when(static_wins, Change.STATIC_MEMBERSHIP)
+        .otherwise(F.col("_change"))
+        .alias("change_kind"),
+        F.when(static_wins & (F.col("_change") != Change.KEEP), F.col("_change")).alias(
             "runner_up_kind"
         ),
         F.col("c_assignor").alias("runner_up_assignor"),
         change_saved.alias("runner_up_saved"),
         F.lit(static_timeout_s).alias("static_timeout_s"),
     )
-    stays = F.col("change_kind").isin(changes.KEEP, changes.STATIC)
+    stays = F.col("change_kind").isin(Change.KEEP, Change.STATIC_MEMBERSHIP)
     step = step.select(
         "*",
         *[
@@ -313,19 +316,19 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     )
     kind = F.col("change_kind")
     saved = (
-        F.when(kind == changes.STATIC, F.col("s_paused"))
-        .when(kind == changes.KEEP, F.when(F.col("b_paused").isNotNull(), F.lit(0)))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_paused"))
+        .when(kind == Change.KEEP, F.when(F.col("b_paused").isNotNull(), F.lit(0)))
         .otherwise(F.col("b_paused") - F.col("r_paused"))
     )
     seconds_saved = (
-        F.when(kind == changes.STATIC, F.col("s_seconds"))
-        .when(kind == changes.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_seconds"))
+        .when(kind == Change.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
         # Both sides are whole milliseconds (rollups.seconds_sum): so is the difference.
         .otherwise(F.round(F.col("b_seconds") - F.col("r_seconds"), 3))
     )
     messages_saved = (
-        F.when(kind == changes.STATIC, F.col("s_messages"))
-        .when(kind == changes.KEEP, F.when(F.col("b_messages").isNotNull(), F.lit(0)))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_messages"))
+        .when(kind == Change.KEEP, F.when(F.col("b_messages").isNotNull(), F.lit(0)))
         .otherwise(F.col("b_messages") - F.col("r_messages"))
     )
 
@@ -352,7 +355,9 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         "protocol",
         text.prerequisites().alias("prerequisites"),
         saved.cast("long").alias("paused_partitions_saved"),
-        F.when(kind == changes.STATIC, F.col("s_rebalances")).cast("int").alias("rebalances_saved"),
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_rebalances"))
+        .cast("int")
+        .alias("rebalances_saved"),
         seconds_saved.cast("double").alias("paused_partition_seconds_saved"),
         messages_saved.cast("long").alias("messages_delayed_saved"),
         "brokers",
@@ -365,10 +370,10 @@ def stuck_partitions(consumer_status: DataFrame) -> DataFrame:
     STALL (one record the consumer cannot pass, not a consumer that stopped), with the
     committed offset they sit at."""
     by_group = consumer_status.groupBy(*GROUP).agg(
-        F.count_if(F.col("status") != "STALL").alias("_moving")
+        F.count_if(F.col("status") != Status.STALL).alias("_moving")
     )
     return (
-        consumer_status.where(F.col("status") == "STALL")
+        consumer_status.where(F.col("status") == Status.STALL)
         .join(by_group.where(F.col("_moving") > 0), GROUP, how="left_semi")
         .select(
             *GROUP,
@@ -376,7 +381,7 @@ def stuck_partitions(consumer_status: DataFrame) -> DataFrame:
             "partition",
             F.col("current_offset").alias("offset"),
             F.col("current_lag").alias("lag"),
-            F.when(F.col("worst_status") == "STALL", F.col("worst_status_at"))
+            F.when(F.col("worst_status") == Status.STALL, F.col("worst_status_at"))
             .otherwise(F.col("evaluated_at"))
             .alias("since"),
         )
@@ -435,7 +440,7 @@ def _decided(row: dict[str, Any], limits: Limits) -> dict[str, Any]:
     changed_assignor = change.pop("changed_assignor")
     was = row["change_kind"]
     row.update(change)
-    if not changed_assignor and was in (changes.ASSIGNOR, changes.MIGRATION):
+    if not changed_assignor and was in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION):
         # What runs stays: the recommended side is the baseline's.
         row["recommended_assignor"] = row["declared_assignor"] or row["compared_with"]
         for name in COMPARED:

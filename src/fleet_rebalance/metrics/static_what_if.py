@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame
 
 from fleet_rebalance.metrics.rollups import seconds_sum
 from fleet_rebalance.replay.engine import OBSERVED
+from fleet_rebalance.vocabulary import Cause
 
 GROUP = ["cluster", "group_id", "date"]
 
@@ -58,7 +59,7 @@ def static_what_if(causes: DataFrame, replay_metrics: DataFrame, declared: DataF
     avoided = F.count_if(saved)
     return per_event.groupBy(*GROUP, "assignor").agg(
         F.count(F.lit(1)).cast("int").alias("events"),
-        F.count_if(F.col("cause") == "deploy_restart").cast("int").alias("deploy_restarts"),
+        F.count_if(F.col("cause") == Cause.DEPLOY_RESTART).cast("int").alias("deploy_restarts"),
         avoided.cast("int").alias("rebalances_avoided"),
         F.coalesce(F.sum(F.when(saved, F.col("paused_partitions"))), F.lit(0))
         .cast("long")

@@ -14,6 +14,8 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fleet_rebalance.vocabulary import Cause, MemberEvent
+
 SHOWN_IDS = 3  # member ids an evidence text lists before "and N more"
 # The attributes that make a new member id the same consumer, most telling first.
 CONTINUITY = (("instance_id", "instance id"), ("host", "host"), ("client_id", "client id"))
@@ -77,7 +79,7 @@ def capture_cause(event: Event, pairs: Sequence[Replacement] = ()) -> tuple[str,
     joined, left = event.joined, event.left
     when = f"members capture {_time(event.at)}"
     if pairs:
-        return "deploy_restart", _replaced_text(event, pairs)
+        return Cause.DEPLOY_RESTART, _replaced_text(event, pairs)
     if joined or left:
         sizes = f"({len(event.before)} -> {len(event.after)} members)"
         if joined and left:
@@ -86,19 +88,19 @@ def capture_cause(event: Event, pairs: Sequence[Replacement] = ()) -> tuple[str,
         else:
             text = f"{when}: {_ids(joined or left)} {'joined' if joined else 'left'} {sizes}"
         if len(joined) > len(left):
-            return "scale_out", text
+            return Cause.SCALE_OUT, text
         if len(left) > len(joined):
-            return "scale_in", text
-        return "unknown", text
-    if event.trigger in ("member_joined", "member_left"):  # members not captured
-        return ("scale_out" if event.trigger == "member_joined" else "scale_in"), (
+            return Cause.SCALE_IN, text
+        return Cause.UNKNOWN, text
+    if event.trigger in (MemberEvent.JOINED, MemberEvent.LEFT):  # members not captured
+        return (Cause.SCALE_OUT if event.trigger == MemberEvent.JOINED else Cause.SCALE_IN), (
             f"{when}: trigger {event.trigger}"
         )
-    if event.trigger == "partitions_added":
-        return "partitions_added", f"{when}: a subscribed topic has more partitions"
-    if event.trigger in ("subscription_changed", "mixed"):
-        return "subscription_changed", f"{when}: a member's subscription changed"
-    return "unknown", f"{when}: trigger {event.trigger}"
+    if event.trigger == Cause.PARTITIONS_ADDED:
+        return Cause.PARTITIONS_ADDED, f"{when}: a subscribed topic has more partitions"
+    if event.trigger in (Cause.SUBSCRIPTION_CHANGED, "mixed"):
+        return Cause.SUBSCRIPTION_CHANGED, f"{when}: a member's subscription changed"
+    return Cause.UNKNOWN, f"{when}: trigger {event.trigger}"
 
 
 def _replaced_text(event: Event, pairs: Sequence[Replacement]) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.replay.snapshots import Snapshot
+from fleet_rebalance.vocabulary import Cause, MemberEvent
 
 # A logged generation whose members, subscriptions and partition counts are all as
 # before (a leader's rejoin, a metadata update): the captures could never see it.
@@ -101,13 +102,13 @@ def classify(previous: Snapshot | None, current: Snapshot) -> str | None:
     if joined and left:
         causes.append("members_replaced")
     elif joined:
-        causes.append("member_joined")
+        causes.append(MemberEvent.JOINED)
     elif left:
-        causes.append("member_left")
+        causes.append(MemberEvent.LEFT)
     if resubscribed or (not joined and not left and set(new_counts) != set(old_counts)):
-        causes.append("subscription_changed")
+        causes.append(Cause.SUBSCRIPTION_CHANGED)
     if grown:
-        causes.append("partitions_added")
+        causes.append(Cause.PARTITIONS_ADDED)
     if not causes:
         return None
     return causes[0] if len(causes) == 1 else "mixed"

@@ -41,29 +41,35 @@ from functools import cached_property
 from typing import Any
 
 from fleet_rebalance.replay.log_causes import CLIENT_REASON, Reading, member_cause, reason_cause
+from fleet_rebalance.vocabulary import Cause, MemberEvent
 
 MEMBER_LEAD = dt.timedelta(seconds=10)
 STARTS = ("prepare_rebalance", "epoch_bumped")
 ENDS = ("stabilized", "target_assignment", "group_empty")
 MEMBER_EVENTS = (
-    "member_pending",
-    "member_joined",
-    "static_member_joined",
-    "static_member_rejoined",
-    "member_left",
-    "member_failed",
-    "member_fenced",
+    MemberEvent.PENDING,
+    MemberEvent.JOINED,
+    MemberEvent.STATIC_JOINED,
+    MemberEvent.STATIC_REJOINED,
+    MemberEvent.LEFT,
+    MemberEvent.FAILED,
+    MemberEvent.FENCED,
 )
-JOINS = ("member_pending", "member_joined", "static_member_joined", "static_member_rejoined")
+JOINS = (
+    MemberEvent.PENDING,
+    MemberEvent.JOINED,
+    MemberEvent.STATIC_JOINED,
+    MemberEvent.STATIC_REJOINED,
+)
 CAUSE_ORDER = (
-    "poll_timeout",
-    "session_timeout",
-    "subscription_changed",
-    "partitions_added",
-    "scale_in",
-    "scale_out",
-    "deploy_restart",
-    "unknown",
+    Cause.POLL_TIMEOUT,
+    Cause.SESSION_TIMEOUT,
+    Cause.SUBSCRIPTION_CHANGED,
+    Cause.PARTITIONS_ADDED,
+    Cause.SCALE_IN,
+    Cause.SCALE_OUT,
+    Cause.DEPLOY_RESTART,
+    Cause.UNKNOWN,
 )
 REVOKE_ROUND = "need to revoke partitions and re-join"
 FOLLOW_UP_WINDOW = dt.timedelta(seconds=3)
@@ -146,7 +152,7 @@ class Generation:
         return named | {
             m.member_id
             for m in self.members
-            if m.event in ("member_left", "member_failed", "member_fenced") and m.member_id
+            if m.event in (MemberEvent.LEFT, MemberEvent.FAILED, MemberEvent.FENCED) and m.member_id
         }
 
     def member_summary(self) -> str | None:
@@ -154,7 +160,7 @@ class Generation:
         generation whose start line gives no reason (KIP-848); None without any."""
         counts: dict[str, int] = {}
         for m in self.members:
-            if m.event != "member_pending":
+            if m.event != MemberEvent.PENDING:
                 counts[m.event] = counts.get(m.event, 0) + 1
         labels = sorted(e if n == 1 else f"{e} x{n}" for e, n in counts.items())
         return ", ".join(labels) or None
@@ -162,20 +168,20 @@ class Generation:
     def cause(self) -> tuple[str, str | None]:
         """(cause, the line that decided it) from the log alone."""
         reading = self.reading
-        if reading.cause == "scale_in":  # a leave line's client reason may say why
+        if reading.cause == Cause.SCALE_IN:  # a leave line's client reason may say why
             for m in self.members:
-                if m.event == "member_left" and m.member_id in reading.members:
+                if m.event == MemberEvent.LEFT and m.member_id in reading.members:
                     told = member_cause(m.event, m.reason)
-                    if told not in ("scale_in", "unknown"):
+                    if told not in (Cause.SCALE_IN, Cause.UNKNOWN):
                         return told, m.line
-        if reading.cause != "unknown":
+        if reading.cause != Cause.UNKNOWN:
             return reading.cause, self.start_line
         causes = [(member_cause(m.event, m.reason), m) for m in self.members]
-        causes = [(c, m) for c, m in causes if m.event != "member_pending"]
+        causes = [(c, m) for c, m in causes if m.event != MemberEvent.PENDING]
         if causes:
             cause, line = min(causes, key=lambda cm: CAUSE_ORDER.index(cm[0]))
             return cause, line.line
-        return "unknown", self.start_line or self.end_line
+        return Cause.UNKNOWN, self.start_line or self.end_line
 
 
 def is_follow_up(

@@ -89,13 +89,17 @@ from fleet_rebalance.replay.session_timeouts import (
     SessionTimeouts,
 )
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
+from fleet_rebalance.vocabulary import Cause, MemberEvent
 
 HOUR = dt.timedelta(hours=1)
 # Causes a logged reason gives that say nothing of what changed.
-GENERIC = ("leader_rejoin", "metadata_change", "unknown")
-TOPIC_TRIGGERS = ("partitions_added", "subscription_changed")
+GENERIC = (Cause.LEADER_REJOIN, Cause.METADATA_CHANGE, Cause.UNKNOWN)
+TOPIC_TRIGGERS = (Cause.PARTITIONS_ADDED, Cause.SUBSCRIPTION_CHANGED)
 # How a consumer's departure names the incident of its return.
-INCIDENT = {"scale_in": "deploy_restart", "unknown": "deploy_restart"}
+INCIDENT: dict[str, str] = {
+    Cause.SCALE_IN: Cause.DEPLOY_RESTART,
+    Cause.UNKNOWN: Cause.DEPLOY_RESTART,
+}
 SHOWN = 3
 MILLISECOND = dt.timedelta(milliseconds=1)
 
@@ -363,7 +367,7 @@ def _changes_members(gen: Generation) -> bool:
     counts = (gen.member_count, gen.previous_count)
     return (
         bool(gen.added or gen.removed)
-        or any(m.event == "member_pending" for m in gen.members)
+        or any(m.event == MemberEvent.PENDING for m in gen.members)
         or (None not in counts and counts[0] != counts[1])
     )
 
@@ -436,7 +440,7 @@ def _captured(
     cause, evidence = capture_causes.capture_cause(event, pairs)
     only = bool(pairs) and len(pairs) == len(event.left) == len(event.joined)
     avoidable = (
-        cause == "deploy_restart"
+        cause == Cause.DEPLOY_RESTART
         and only
         and current.captured_at - window_opens <= settings.static_timeout
     )
@@ -614,9 +618,14 @@ def _superseded(gen: Generation, later: list[Generation]) -> bool:
 def _starts_topic_change(gen: Generation) -> bool:
     """A generation whose log says a member's metadata changed, or names no member."""
     cause = gen.reading.cause
-    if cause in ("partitions_added", "subscription_changed", "metadata_change", "leader_rejoin"):
+    if cause in (
+        Cause.PARTITIONS_ADDED,
+        Cause.SUBSCRIPTION_CHANGED,
+        Cause.METADATA_CHANGE,
+        Cause.LEADER_REJOIN,
+    ):
         return True
-    return cause == "unknown" and not gen.members and not gen.reading.members
+    return cause == Cause.UNKNOWN and not gen.members and not gen.reading.members
 
 
 def _strategy(gen: Generation, previous: Snapshot, current: Snapshot) -> str | None:
@@ -675,12 +684,12 @@ def _cause(
         back, departure_kind = incident
         named = INCIDENT.get(departure_kind, departure_kind)
         if back.by == "instance id":
-            named = "deploy_restart"  # a static member back past its session timeout
+            named = Cause.DEPLOY_RESTART  # a static member back past its session timeout
         return named, _join(line, _incident_text(back, day))
     if cause in GENERIC and trigger in TOPIC_TRIGGERS:
         return trigger, _join(line, f"the next capture shows {trigger.replace('_', ' ')}")
-    if cause == "unknown" and (added or removed):
-        cause = "scale_out" if len(added) >= len(removed) else "scale_in"
+    if cause == Cause.UNKNOWN and (added or removed):
+        cause = Cause.SCALE_OUT if len(added) >= len(removed) else Cause.SCALE_IN
     return cause, line
 
 

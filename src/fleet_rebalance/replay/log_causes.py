@@ -43,18 +43,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CAUSES = (
-    "deploy_restart",
-    "session_timeout",
-    "poll_timeout",
-    "scale_out",
-    "scale_in",
-    "subscription_changed",
-    "partitions_added",
-    "leader_rejoin",
-    "metadata_change",
-    "unknown",
-)
+from fleet_rebalance.vocabulary import Cause, MemberEvent
+
 CLIENT_REASON = "; client reason: "
 # A member id in a reason, as Kafka prints it: any characters but blanks (a client.id,
 # hence a member id, may hold `;`, `,` or `:`; the KIP-800 client reason is cut off at
@@ -67,50 +57,54 @@ ID_SET = re.compile(r"^(?:\w*Set\((?P<scala>.*)\)|\[(?P<java>.*)\])$")
 COORDINATOR_REASONS: list[tuple[str, re.Pattern]] = [
     (cause, re.compile(pattern))
     for cause, pattern in [
-        ("scale_out", rf"^Adding new member(?: {MEMBER})?{INSTANCE}(?: \(.*\))?\.?$"),
-        ("scale_in", rf"^[Rr]emoving member(?: {MEMBER})? on LeaveGroup(?: \(.*\))?\.?$"),
-        ("scale_in", r"^explicit `LeaveGroup` request for \((?P<members>.*)\) members\.?$"),
-        ("session_timeout", rf"^removing member {MEMBER} on heartbeat expiration\.?$"),
+        (Cause.SCALE_OUT, rf"^Adding new member(?: {MEMBER})?{INSTANCE}(?: \(.*\))?\.?$"),
+        (Cause.SCALE_IN, rf"^[Rr]emoving member(?: {MEMBER})? on LeaveGroup(?: \(.*\))?\.?$"),
+        (Cause.SCALE_IN, r"^explicit `LeaveGroup` request for \((?P<members>.*)\) members\.?$"),
+        (Cause.SESSION_TIMEOUT, rf"^removing member {MEMBER} on heartbeat expiration\.?$"),
         (
-            "session_timeout",
+            Cause.SESSION_TIMEOUT,
             r"^Removing (?P<member_set>\S.*) on pending sync request expiration\.?$",
         ),
-        ("leader_rejoin", rf"^[Ll]eader {MEMBER} re-joining group during "),
-        ("metadata_change", r"^Updating metadata for (?:static )?member "),
-        ("metadata_change", r"^Member \S+ (?:is )?joining group during "),
-        ("metadata_change", r"^Group's selectedProtocol will change "),
-        ("metadata_change", r"^Downgrade group \S+ from consumer to classic\.?$"),
-        ("unknown", r"^[Ee]rror(?: \S+)? when storing group assignment"),
-        ("unknown", r"^Freshly-loaded group "),
+        (Cause.LEADER_REJOIN, rf"^[Ll]eader {MEMBER} re-joining group during "),
+        (Cause.METADATA_CHANGE, r"^Updating metadata for (?:static )?member "),
+        (Cause.METADATA_CHANGE, r"^Member \S+ (?:is )?joining group during "),
+        (Cause.METADATA_CHANGE, r"^Group's selectedProtocol will change "),
+        (Cause.METADATA_CHANGE, r"^Downgrade group \S+ from consumer to classic\.?$"),
+        (Cause.UNKNOWN, r"^[Ee]rror(?: \S+)? when storing group assignment"),
+        (Cause.UNKNOWN, r"^Freshly-loaded group "),
     ]
 ]
 CLIENT_REASONS: list[tuple[str, re.Pattern]] = [
-    ("poll_timeout", re.compile(r"^consumer poll timeout has expired")),
-    ("partitions_added", re.compile(r"^cached metadata has changed")),
-    ("subscription_changed", re.compile(r"^subscription has changed")),
-    ("subscription_changed", re.compile(r"^the consumer unsubscribed from all topics")),
+    (Cause.POLL_TIMEOUT, re.compile(r"^consumer poll timeout has expired")),
+    (Cause.PARTITIONS_ADDED, re.compile(r"^cached metadata has changed")),
+    (Cause.SUBSCRIPTION_CHANGED, re.compile(r"^subscription has changed")),
+    (Cause.SUBSCRIPTION_CHANGED, re.compile(r"^the consumer unsubscribed from all topics")),
 ]
 # KIP-848 fencing reasons (`... fenced from the group because <reason>.`) and the classic
 # removals of members that never rejoined or synced.
 FENCED_REASONS: list[tuple[str, re.Pattern]] = [
-    ("session_timeout", re.compile(r"(?:the member|its) session expired")),
-    ("session_timeout", re.compile(r"failed to sync within timeout")),
-    ("session_timeout", re.compile(r"haven't sent their sync requests?")),
-    ("poll_timeout", re.compile(r"failed to (?:revoke partitions|transition from epoch)")),
-    ("poll_timeout", re.compile(r"failed to join within the rebalance timeout")),
-    ("poll_timeout", re.compile(r"failed to join before (?:the )?rebalance timeout")),
-    ("poll_timeout", re.compile(r"dynamic members who haven't joined")),
+    (Cause.SESSION_TIMEOUT, re.compile(r"(?:the member|its) session expired")),
+    (Cause.SESSION_TIMEOUT, re.compile(r"failed to sync within timeout")),
+    (Cause.SESSION_TIMEOUT, re.compile(r"haven't sent their sync requests?")),
+    (Cause.POLL_TIMEOUT, re.compile(r"failed to (?:revoke partitions|transition from epoch)")),
+    (Cause.POLL_TIMEOUT, re.compile(r"failed to join within the rebalance timeout")),
+    (Cause.POLL_TIMEOUT, re.compile(r"failed to join before (?:the )?rebalance timeout")),
+    (Cause.POLL_TIMEOUT, re.compile(r"dynamic members who haven't joined")),
 ]
-MEMBER_EVENT_CAUSES = {
-    "member_joined": "scale_out",
-    "static_member_joined": "scale_out",
-    "static_member_rejoined": "deploy_restart",
-    "member_left": "scale_in",
-    "member_failed": "session_timeout",
-    "member_fenced": "unknown",
+MEMBER_EVENT_CAUSES: dict[str, Cause] = {
+    MemberEvent.JOINED: Cause.SCALE_OUT,
+    MemberEvent.STATIC_JOINED: Cause.SCALE_OUT,
+    MemberEvent.STATIC_REJOINED: Cause.DEPLOY_RESTART,
+    MemberEvent.LEFT: Cause.SCALE_IN,
+    MemberEvent.FAILED: Cause.SESSION_TIMEOUT,
+    MemberEvent.FENCED: Cause.UNKNOWN,
 }
 # What a coordinator reason does to the members it names.
-ACTIONS = {"scale_out": "add", "scale_in": "remove", "session_timeout": "remove"}
+ACTIONS: dict[str, str] = {
+    Cause.SCALE_OUT: "add",
+    Cause.SCALE_IN: "remove",
+    Cause.SESSION_TIMEOUT: "remove",
+}
 
 
 @dataclass(frozen=True)
@@ -128,16 +122,16 @@ class Reading:
 def reason_cause(reason: str | None) -> Reading:
     """The cause a `Preparing to rebalance ... (reason: ...)` reason names."""
     if not reason:
-        return Reading("unknown")
+        return Reading(Cause.UNKNOWN)
     coordinator, _, client = reason.partition(CLIENT_REASON)
-    reading = Reading("unknown")
+    reading = Reading(Cause.UNKNOWN)
     for cause, pattern in COORDINATOR_REASONS:
         match = pattern.match(coordinator)
         if match:
             reading = Reading(cause, _named_members(match), ACTIONS.get(cause), _instance(match))
             break
     # A whole reason no coordinator pattern knows may itself be a client's reason.
-    said = client if client else (reason if reading.cause == "unknown" else None)
+    said = client if client else (reason if reading.cause == Cause.UNKNOWN else None)
     told = client_cause(said)
     if told is not None:
         return Reading(told, reading.members, reading.action, reading.instance)
@@ -155,13 +149,13 @@ def member_cause(event: str, reason: str | None) -> str:
     """The cause a coordinator_events member row stands for (KIP-848 epochs, and classic
     generations whose reason is not logged)."""
     told = client_cause(reason)
-    if event == "member_left" and told is not None:
+    if event == MemberEvent.LEFT and told is not None:
         return told
-    if event in ("member_failed", "member_fenced") and reason:
+    if event in (MemberEvent.FAILED, MemberEvent.FENCED) and reason:
         fenced = next((c for c, p in FENCED_REASONS if p.search(reason)), None)
         if fenced is not None:
             return fenced
-    return MEMBER_EVENT_CAUSES.get(event, "unknown")
+    return MEMBER_EVENT_CAUSES.get(event, Cause.UNKNOWN)
 
 
 def _named_members(match: re.Match) -> tuple[str, ...]:

@@ -28,9 +28,10 @@ from typing import Any
 
 from fleet_rebalance.replay.generations import Generation
 from fleet_rebalance.replay.log_causes import member_cause
+from fleet_rebalance.vocabulary import Cause, MemberEvent
 
-ADDS = ("member_pending", "member_joined", "static_member_joined")
-REMOVES = ("member_left", "member_failed", "member_fenced")
+ADDS = (MemberEvent.PENDING, MemberEvent.JOINED, MemberEvent.STATIC_JOINED)
+REMOVES = (MemberEvent.LEFT, MemberEvent.FAILED, MemberEvent.FENCED)
 INSTANCE_IN_LINE = [
     re.compile(r"groupInstanceId=([^\s,]+)"),
     re.compile(r"with instance id (\S+?)(?: |\.$)"),
@@ -68,18 +69,18 @@ def member_changes(
         if not member:
             continue
         if event in ADDS:
-            instance = _instance_of(row["line"]) if event == "static_member_joined" else None
+            instance = _instance_of(row["line"]) if event == MemberEvent.STATIC_JOINED else None
             found.append(
-                Change(row["logged_at"], "add", member, instance, "scale_out", row["line"])
+                Change(row["logged_at"], "add", member, instance, Cause.SCALE_OUT, row["line"])
             )
-        elif event == "static_member_rejoined" and not REPLACED_OLD.search(row["line"]):
+        elif event == MemberEvent.STATIC_REJOINED and not REPLACED_OLD.search(row["line"]):
             instance = _instance_of(row["line"])
             if instance:  # the same member under a new id: no rebalance
                 found.append(Change(row["logged_at"], "rekey", member, instance, "", row["line"]))
         elif event in REMOVES and _removes(event, reason):
             kind = member_cause(event, reason)
-            expired = (event == "member_failed" and not reason) or (
-                event == "member_fenced" and SESSION_EXPIRED.search(reason or "") is not None
+            expired = (event == MemberEvent.FAILED and not reason) or (
+                event == MemberEvent.FENCED and SESSION_EXPIRED.search(reason or "") is not None
             )
             found.append(
                 Change(row["logged_at"], "remove", member, None, kind, row["line"], expired)
@@ -89,7 +90,7 @@ def member_changes(
         if reading.action is None or gen.started_at is None:
             continue
         action = "add" if reading.action == "add" else "remove"
-        kind, _ = gen.cause() if action == "remove" else ("scale_out", None)
+        kind, _ = gen.cause() if action == "remove" else (Cause.SCALE_OUT, None)
         expired = HEARTBEAT_EXPIRATION.search(gen.start_reason or "") is not None
         line = gen.start_line or ""
         for member in reading.members:
@@ -107,8 +108,8 @@ def _instance_of(line: str) -> str | None:
 
 def _removes(event: str, reason: str | None) -> bool:
     """Does this member line take the member out of the group (module docstring)?"""
-    if event == "member_left":
+    if event == MemberEvent.LEFT:
         return reason != "temporarily"
-    if event == "member_fenced":
+    if event == MemberEvent.FENCED:
         return reason is not None and " " in reason and "instance id is" not in reason
     return True

@@ -6,25 +6,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fleet_rebalance.metrics.attention import present
-from fleet_rebalance.metrics.changes import (
-    ASSIGNOR,
-    CONFIG,
-    CRASH,
-    KEEP,
-    MIGRATION,
-    STATIC,
-    STUCK,
-)
 from fleet_rebalance.report.facts import AttentionRow, DayFacts, GroupRow, SavingRow
+from fleet_rebalance.vocabulary import Change
 
-KIND_ORDER = (STUCK, CRASH, CONFIG, STATIC, ASSIGNOR, MIGRATION, KEEP)
+KIND_ORDER = (
+    Change.STUCK_PARTITION,
+    Change.FIX_CRASH_LOOP,
+    Change.CONSUMER_CONFIG,
+    Change.STATIC_MEMBERSHIP,
+    Change.ASSIGNOR,
+    Change.PROTOCOL_MIGRATION,
+    Change.KEEP,
+)
 # Paused partition-time is partitions x wall-clock seconds: written in partition-seconds
 # everywhere (never h:mm:ss, which is for durations: a rebalance's, a time lag).
 PARTITION_SECONDS = "partition-s"
 
 
 @dataclass(frozen=True)
-class Change:
+class ChangeRow:
     group: str
     change: str
     prerequisites: str
@@ -70,7 +70,7 @@ def changes_title(f: DayFacts) -> str:
 
 
 def changes_total(f: DayFacts) -> int:
-    return sum(n for kind, n in f.changes_by_kind.items() if kind != KEEP)
+    return sum(n for kind, n in f.changes_by_kind.items() if kind != Change.KEEP)
 
 
 def more(shown: int, total: int) -> str | None:
@@ -79,9 +79,9 @@ def more(shown: int, total: int) -> str | None:
     return f"... and {hidden} more (SELECT ... FROM group_health)" if hidden > 0 else None
 
 
-def change_rows(f: DayFacts) -> list[Change]:
+def change_rows(f: DayFacts) -> list[ChangeRow]:
     return [
-        Change(group_name(r), change_text(r), r.prerequisites or "", saving(r), r.change_reason)
+        ChangeRow(group_name(r), change_text(r), r.prerequisites or "", saving(r), r.change_reason)
         for r in f.changes.itertuples()
     ]
 
@@ -90,17 +90,17 @@ def change_text(r: SavingRow) -> str:
     """`range -> cooperative-sticky`, `migrate to the consumer protocol (uniform)`,
     `static membership (group.instance.id)`, `consumer settings`, ..."""
     kind = r.change_kind
-    if kind == STATIC:
+    if kind == Change.STATIC_MEMBERSHIP:
         return "static membership (group.instance.id)"
-    if kind == MIGRATION:
+    if kind == Change.PROTOCOL_MIGRATION:
         return f"migrate to the consumer protocol ({r.recommended_assignor})"
-    if kind == CONFIG:
+    if kind == Change.CONSUMER_CONFIG:
         return "consumer settings"
-    if kind == CRASH:
+    if kind == Change.FIX_CRASH_LOOP:
         return "fix the crash loop"
-    if kind == STUCK:
+    if kind == Change.STUCK_PARTITION:
         return "fix the stuck partition"
-    if kind == KEEP or not isinstance(kind, str):
+    if kind == Change.KEEP or not isinstance(kind, str):
         return "keep"
     return f"{r.declared_assignor or 'current assignor'} -> {r.recommended_assignor}"
 
@@ -130,9 +130,9 @@ def saving(r: SavingRow, short: bool = False) -> str:
         parts.append(f"{n:,} {unit}")
     if parts:
         return ", ".join(parts)
-    if r.change_kind == STUCK:
+    if r.change_kind == Change.STUCK_PARTITION:
         return "a partition moving again"
-    if r.change_kind == KEEP or not isinstance(r.change_kind, str):
+    if r.change_kind == Change.KEEP or not isinstance(r.change_kind, str):
         return "-"
     return "better balance or lag skew (see why)"
 

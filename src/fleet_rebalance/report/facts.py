@@ -16,12 +16,12 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.metrics.changes import KEEP
 from fleet_rebalance.replay.events import BOTH, LOGS
 from fleet_rebalance.report import details, history, migration
 from fleet_rebalance.report.details import GroupDetails
 from fleet_rebalance.report.history import HistoryFacts
 from fleet_rebalance.storage.warehouse import Warehouse
+from fleet_rebalance.vocabulary import Change
 
 # group_health's columns the first two sections show.
 ATTENTION_COLUMNS = (
@@ -167,10 +167,12 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     health = table("group_health", "date")
     events = table("rebalance_events", "event_date")
     needing = health.where(F.col("severity") > 0)
-    changing = health.where(F.col("change_kind").isNotNull() & (F.col("change_kind") != KEEP))
+    changing = health.where(
+        F.col("change_kind").isNotNull() & (F.col("change_kind") != Change.KEEP)
+    )
     listed = health.where(
         (F.col("severity") > 0)
-        | (F.col("change_kind").isNotNull() & (F.col("change_kind") != KEEP))
+        | (F.col("change_kind").isNotNull() & (F.col("change_kind") != Change.KEEP))
     )
     captured = (
         table("group_states", "capture_date")

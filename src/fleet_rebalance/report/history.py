@@ -15,8 +15,8 @@ import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
-from fleet_rebalance.metrics.changes import KEEP
 from fleet_rebalance.storage.warehouse import Warehouse
+from fleet_rebalance.vocabulary import Change
 
 WEEK = 7
 KEYS = ["cluster", "group_id"]
@@ -119,7 +119,7 @@ def gather(
 
 
 def _changing(kind: F.Column) -> F.Column:
-    return kind.isNotNull() & (kind != KEEP)
+    return kind.isNotNull() & (kind != Change.KEEP)
 
 
 def _keys(warehouse: Warehouse, listed: pd.DataFrame) -> DataFrame:

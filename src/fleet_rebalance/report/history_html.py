@@ -15,8 +15,9 @@ from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.history import HistoryFacts
 from fleet_rebalance.report.page import Links, group_cell, status_badge, table
 from fleet_rebalance.report.svg import safe_text
+from fleet_rebalance.vocabulary import Status
 
-BAD = ("ERR", "STOP", "STALL")
+BAD = (Status.ERR, Status.STOP, Status.STALL)
 
 
 def render(f: DayFacts, h: HistoryFacts, links: Links) -> str:

@@ -14,6 +14,7 @@ from html import escape
 from typing import Literal, TypeGuard
 
 from fleet_rebalance.metrics.attention import hms
+from fleet_rebalance.vocabulary import Cause, Status
 
 WIDTH, LINE = 440, 14
 # How a chart writes its values (fmt): a ratio with two decimals, a whole count, h:mm:ss
@@ -23,30 +24,30 @@ COLOURS = ("#3b6ea8", "#e07b39", "#5a9e5a", "#b54a4a", "#8063a8")
 # Rebalance causes as rebalance_causes names them (DESIGN.md), each its own colour; a
 # generation no cause row matched is `not classified`, a cooperative revocation round
 # `follow-up round`.
-CAUSE_COLOURS = {
-    "deploy_restart": "#3b6ea8",
-    "session_timeout": "#c62828",
-    "poll_timeout": "#e07b39",
-    "scale_out": "#2e7d32",
-    "scale_in": "#81c784",
-    "subscription_changed": "#8063a8",
-    "partitions_added": "#00838f",
-    "leader_rejoin": "#a1887f",
-    "metadata_change": "#6d4c41",
-    "unknown": "#757575",
+CAUSE_COLOURS: dict[str, str] = {
+    Cause.DEPLOY_RESTART: "#3b6ea8",
+    Cause.SESSION_TIMEOUT: "#c62828",
+    Cause.POLL_TIMEOUT: "#e07b39",
+    Cause.SCALE_OUT: "#2e7d32",
+    Cause.SCALE_IN: "#81c784",
+    Cause.SUBSCRIPTION_CHANGED: "#8063a8",
+    Cause.PARTITIONS_ADDED: "#00838f",
+    Cause.LEADER_REJOIN: "#a1887f",
+    Cause.METADATA_CHANGE: "#6d4c41",
+    Cause.UNKNOWN: "#757575",
     "follow-up round": "#bdbdbd",
     "not classified": "#424242",
 }
 EXTRA_CAUSE_COLOURS = ("#f9a825", "#ad1457", "#283593", "#558b2f")
 # Burrow statuses: ERR red, WARN amber, OK neutral (STOP and STALL make a group ERR,
 # REWIND a group WARN); always drawn with the status written beside.
-STATUS_COLOURS = {
-    "ERR": "#c62828",
-    "STOP": "#c62828",
-    "STALL": "#c62828",
-    "WARN": "#f9a825",
-    "REWIND": "#f9a825",
-    "OK": "#9e9e9e",
+STATUS_COLOURS: dict[str, str] = {
+    Status.ERR: "#c62828",
+    Status.STOP: "#c62828",
+    Status.STALL: "#c62828",
+    Status.WARN: "#f9a825",
+    Status.REWIND: "#f9a825",
+    Status.OK: "#9e9e9e",
 }
 NO_STATUS = "#e0e0e0"
 # Invisible characters str.isprintable() lets through (they are marks or letters):

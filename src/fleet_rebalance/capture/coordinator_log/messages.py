@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from fleet_rebalance.vocabulary import MemberEvent
+
 OLD_PREFIX = re.compile(r"^\[GroupCoordinator (?P<broker>[^\]\s]+)\]: ", re.ASCII)
 NEW_PREFIX = re.compile(
     r"^\[GroupCoordinator id=(?P<broker>[^\]\s]+)(?: topic=\S+ partition=\d+)?\] ", re.ASCII
@@ -55,72 +57,72 @@ EVENTS: list[tuple[str, re.Pattern]] = [
         ("group_empty", rf"^Group {G} with generation {GEN} is now empty"),
         # -- joins, old coordinator (2.3 .. 3.9) and classic groups of the new one
         (
-            "member_pending",  # KIP-394 first JoinGroup (DEBUG in 2.4 .. 2.8)
+            MemberEvent.PENDING,  # KIP-394 first JoinGroup (DEBUG in 2.4 .. 2.8)
             rf"^Dynamic member with unknown member id (?:re)?joins group {G} in {STATE}\. "
             r"Created a new member id (?P<member>\S+) and request(?:ing)? the member to "
             r"rejoin with this id\.$",
         ),
         (
-            "member_joined",  # a JoinGroup that needs no member id (old clients)
+            MemberEvent.JOINED,  # a JoinGroup that needs no member id (old clients)
             rf"^Dynamic [Mm]ember with unknown member id (?:re)?joins group {G} in {STATE}\. "
             r"Created a new member id (?P<member>\S+) (?:for this member and add|and added "
             r"the member) to the group\.$",
         ),
         (
-            "member_joined",  # the second JoinGroup of a pending member
+            MemberEvent.JOINED,  # the second JoinGroup of a pending member
             rf"^(?:Pending dynamic member with id|Dynamic Member with specific member id) "
             rf"(?P<member>\S+) joins group {G} in \S+ state\. Adding to the group now\.$",
         ),
         (
-            "static_member_joined",  # 2.5 .. 2.8
+            MemberEvent.STATIC_JOINED,  # 2.5 .. 2.8
             rf"^Static Member with unknown member id joins group {G} in \S+ state\. "
             r"Created a new member id (?P<member>\S+) for this member and add to the group\.$",
         ),
         (
-            "static_member_joined",  # 2.5 .. 2.8, after the line above; instance is Some(i)
+            MemberEvent.STATIC_JOINED,  # 2.5 .. 2.8, after the line above; instance is Some(i)
             rf"^Adding new static member (?P<instance>\S+) to group {G} with member id "
             r"(?P<member>\S+?)\.$",
         ),
         (
-            "static_member_joined",
+            MemberEvent.STATIC_JOINED,
             rf"^Static member with groupInstanceId=(?P<instance>\S+) and unknown member id "
             rf"joins group {G} in \S+ state\. Created a new member id (?P<member>\S+) for "
             r"this member and add(?:ed)? to the group\.$",
         ),
         (
-            "static_member_rejoined",  # the old member id: the new one is not in the line
+            MemberEvent.STATIC_REJOINED,  # the old member id: the new one is not in the line
             rf"^Static member with groupInstanceId=(?P<instance>\S+) and unknown member id "
             rf"joins group {G} in \S+ state\. Replacing previously mapped member "
             r"(?P<member>\S+) with this groupInstanceId\.$",
         ),
         (
-            "static_member_rejoined",  # 2.3 .. 2.4 name no group, 2.5 .. 2.8 do
+            MemberEvent.STATIC_REJOINED,  # 2.3 .. 2.4 name no group, 2.5 .. 2.8 do
             rf"^Static member (?P<instance>\S+) (?:of group {G} )?with unknown member id "
             r"rejoins, assigning new member id (?P<member>\S+), while old member (?:id )?"
             r"\S+ will be removed\.$",
         ),
         # -- leaves
         (
-            "member_left",  # 1.0 .. 2.1 DEBUG, 2.2 .. 2.3 INFO
+            MemberEvent.LEFT,  # 1.0 .. 2.1 DEBUG, 2.2 .. 2.3 INFO
             rf"^Member (?P<member>\S+) in group {G} has left, removing it from the group$",
         ),
         (
-            "member_left",  # 2.4 .. 2.8; the instance is None or Some(i)
+            MemberEvent.LEFT,  # 2.4 .. 2.8; the instance is None or Some(i)
             r"^Member\[group\.instance\.id (?P<instance>[^,\]]+), member\.id "
             rf"(?P<member>[^\]\s]+)\] in group {G} has left, removing it from the group$",
         ),
-        ("member_left", rf"^Pending member (?P<member>\S+) is leaving group {G}\.$"),
+        (MemberEvent.LEFT, rf"^Pending member (?P<member>\S+) is leaving group {G}\.$"),
         (
-            "member_left",  # 3.0 .. 3.9
+            MemberEvent.LEFT,  # 3.0 .. 3.9
             rf"^Pending member with memberId=(?P<member>\S+) has left group {G} {LEAVE_GROUP}$",
         ),
         (
-            "member_left",  # 3.0 .. 3.9 (3.0/3.1: `... request`, 3.2+: client reason)
+            MemberEvent.LEFT,  # 3.0 .. 3.9 (3.0/3.1: `... request`, 3.2+: client reason)
             rf"^Member MemberMetadata\(memberId=(?P<member>[^,]+),.*\) has left group {G}"
             r" through explicit `LeaveGroup`(?: request)?" + CLIENT_REASON + "$",
         ),
         (
-            "member_left",  # new coordinator, classic members (group spelled two ways)
+            MemberEvent.LEFT,  # new coordinator, classic members (group spelled two ways)
             rf"^\[Group(?:Id)? {G}\] (?:(?:Pending|Dynamic|Static) )?[Mm]ember (?P<member>\S+)"
             rf"(?: with instance id (?P<instance>\S+))? has left group {LEAVE_GROUP}"
             + CLIENT_REASON
@@ -128,72 +130,72 @@ EVENTS: list[tuple[str, re.Pattern]] = [
         ),
         # -- failures
         (
-            "member_failed",
+            MemberEvent.FAILED,
             rf"^Member (?P<member>\S+) in group {G} has failed, removing it from the group\.?$",
         ),
         (
-            "member_failed",  # a pending member that never sent its second JoinGroup
+            MemberEvent.FAILED,  # a pending member that never sent its second JoinGroup
             rf"^Pending member (?P<member>\S+) in group {G} has been removed after session "
             r"timeout expiration\.$",
         ),
         (
-            "member_failed",  # one row per member of the set
+            MemberEvent.FAILED,  # one row per member of the set
             rf"^Group {G} (?P<reason>removed? dynamic members who haven't joined): "
             + MEMBER_SET
             + "$",
         ),
         (
-            "member_failed",  # DEBUG, 2.8.2 +
+            MemberEvent.FAILED,  # DEBUG, 2.8.2 +
             rf"^Group {G} (?P<reason>removed members who haven't sent their sync requests?):"
             r" " + MEMBER_SET + "$",
         ),
         (
-            "member_failed",  # GroupMetadata (2.3 .. 3.9), ClassicGroup: no group named
+            MemberEvent.FAILED,  # GroupMetadata (2.3 .. 3.9), ClassicGroup: no group named
             r"^Group leader \[member(?:\.id|Id): (?P<member>[^,\]\s]+), group(?:\.instance\."
             r"id|InstanceId): [^\]]*\] (?P<reason>failed to join before (?:the )?rebalance "
             r"timeout)",
         ),
         # -- fenced static members
         (
-            "member_fenced",  # 3.0 + (GroupCoordinator), ClassicGroup (`existing`, no group)
+            MemberEvent.FENCED,  # 3.0 + (GroupCoordinator), ClassicGroup (`existing`, no group)
             r"^Request memberId=(?P<member>\S+) for static member with groupInstanceId="
             r"(?P<instance>\S+) is fenced by (?:current|existing) memberId=\S+ during "
             r"operation (?P<reason>\S+)$",
         ),
         (
-            "member_fenced",  # GroupMetadata 2.3 .. 2.8: no group named
+            MemberEvent.FENCED,  # GroupMetadata 2.3 .. 2.8: no group named
             r"^given member\.id (?P<member>\S+) is identified as a known static member "
             r"[^,\s]+, ?but not matching the expected member\.id \S+?(?: during "
             r"(?P<reason>\S+), will respond with instance fenced error)?$",
         ),
         # -- KIP-848 (and share / streams) groups of the new coordinator
         (
-            "member_pending",  # a classic member joining a consumer group
+            MemberEvent.PENDING,  # a classic member joining a consumer group
             rf"^{KIP848} Dynamic member with unknown member id joins the consumer group\. "
             r"Created a new member id (?P<member>\S+) and requesting the member to rejoin "
             r"with this id\.$",
         ),
         (
-            "member_joined",
+            MemberEvent.JOINED,
             rf"^{KIP848} Member (?P<member>\S+) joins the (?:consumer|share) group"
             r"(?: using the \S+ protocol)?\.$",
         ),
         (
-            "member_joined",
+            MemberEvent.JOINED,
             rf"^{KIP848}\[MemberId (?P<member>\S+?)\] Member joins the streams group\.$",
         ),
         (
-            "static_member_joined",
+            MemberEvent.STATIC_JOINED,
             rf"^{KIP848} Static member (?P<member>\S+) with instance id (?P<instance>\S+) "
             r"joins the consumer group(?: using the \S+ protocol)?\.$",
         ),
         (
-            "static_member_rejoined",  # 3.7
+            MemberEvent.STATIC_REJOINED,  # 3.7
             rf"^{KIP848} Static member (?P<member>\S+) with instance id (?P<instance>\S+) "
             r"re-joins the consumer group\.$",
         ),
         (
-            "static_member_rejoined",  # 3.8: `with unknown member id and instance id`
+            MemberEvent.STATIC_REJOINED,  # 3.8: `with unknown member id and instance id`
             rf"^{KIP848} Static member with (?:unknown member id and )?instance id "
             r"(?P<instance>\S+) re-joins the consumer group(?: using the \S+ protocol)?\. "
             r"Created a new member (?P<member>\S+) to replace the existing member \S+?\.$",
@@ -209,43 +211,43 @@ EVENTS: list[tuple[str, re.Pattern]] = [
             r"'(?P<reason>[^']+)' assignor",
         ),
         (
-            "member_left",
+            MemberEvent.LEFT,
             rf"^{KIP848} (?:Static [Mm]ember|Member) (?P<member>\S+)(?: with instance id \S+)?"
             r" (?:(?P<reason>temporarily) )?left the (?:consumer|share) group\.$",
         ),
         (
-            "member_left",
+            MemberEvent.LEFT,
             rf"^{KIP848}\[MemberId \S+?\] Member (?P<member>\S+) left the streams group\.$",
         ),
         # -- streams groups' static members (4.1 +, read from the 4.4 coordinator jar)
         (
-            "static_member_joined",
+            MemberEvent.STATIC_JOINED,
             rf"^{KIP848}\[MemberId \S+?\] Static member (?P<member>\S+) with instance id "
             r"(?P<instance>\S+) joins the streams group\.$",
         ),
         (
-            "static_member_rejoined",
+            MemberEvent.STATIC_REJOINED,
             rf"^{KIP848}\[MemberId \S+?\] Static member with instance id (?P<instance>\S+) "
             r"re-joins the streams group using the \S+ protocol\. Created a new member "
             r"(?P<member>\S+) to replace the existing member \S+?\.$",
         ),
         (
-            "member_left",
+            MemberEvent.LEFT,
             rf"^{KIP848}\[MemberId \S+?\] Static member (?P<member>\S+) with instance id "
             r"(?P<instance>\S+) (?:(?P<reason>temporarily) )?left the streams group\.$",
         ),
         (
-            "member_fenced",
+            MemberEvent.FENCED,
             rf"^{KIP848} (?:Streams )?[Mm]ember (?P<member>\S+) fenced from the group because "
             r"(?P<reason>.*?)\.?$",
         ),
         (
-            "member_fenced",  # a static member's request refused (FENCED_INSTANCE_ID)
+            MemberEvent.FENCED,  # a static member's request refused (FENCED_INSTANCE_ID)
             rf"^{KIP848} Static member (?P<member>\S+) with instance id (?P<instance>\S+) is "
             r"fenced by existing member \S+?\.$",
         ),
         (
-            "member_fenced",  # UNRELEASED_INSTANCE_ID (`is is owned` up to 4.0)
+            MemberEvent.FENCED,  # UNRELEASED_INSTANCE_ID (`is is owned` up to 4.0)
             rf"^{KIP848} Static member (?P<member>\S+) with instance id (?P<instance>\S+) "
             r"cannot join the group because (?P<reason>the instance id is (?:is )?owned by "
             r"member \S+?)\.$",

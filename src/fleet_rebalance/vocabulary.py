@@ -1,0 +1,60 @@
+"""The domain's words, each spelled once: the values the tables' cause, event kind, change
+and status columns hold (DESIGN.md). A StrEnum member is the string itself, so a
+column, a dict key, a comparison and an f-string take it as it is."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Cause(StrEnum):
+    """Why a rebalance happened (rebalance_events.cause): from the coordinator's
+    reason (replay/log_causes.py) or the members capture (replay/capture_causes.py)."""
+
+    DEPLOY_RESTART = "deploy_restart"
+    SESSION_TIMEOUT = "session_timeout"
+    POLL_TIMEOUT = "poll_timeout"
+    SCALE_OUT = "scale_out"
+    SCALE_IN = "scale_in"
+    SUBSCRIPTION_CHANGED = "subscription_changed"
+    PARTITIONS_ADDED = "partitions_added"
+    LEADER_REJOIN = "leader_rejoin"
+    METADATA_CHANGE = "metadata_change"
+    UNKNOWN = "unknown"
+
+
+class MemberEvent(StrEnum):
+    """What a coordinator line did to one member (coordinator_events.event)."""
+
+    PENDING = "member_pending"
+    JOINED = "member_joined"
+    STATIC_JOINED = "static_member_joined"
+    STATIC_REJOINED = "static_member_rejoined"
+    LEFT = "member_left"
+    FAILED = "member_failed"
+    FENCED = "member_fenced"
+
+
+class Change(StrEnum):
+    """What a group should change (group_health.recommendation), cheapest first among
+    the candidates; the faults are named whatever they cost."""
+
+    KEEP = "keep"
+    CONSUMER_CONFIG = "consumer_config"
+    STATIC_MEMBERSHIP = "static_membership"
+    ASSIGNOR = "assignor"
+    PROTOCOL_MIGRATION = "protocol_migration"
+    FIX_CRASH_LOOP = "fix_crash_loop"
+    STUCK_PARTITION = "stuck_partition"
+
+
+class Status(StrEnum):
+    """Burrow's partition and group statuses (consumer_status; its rules are written
+    once, in docs/metrics.md), in rank order."""
+
+    OK = "OK"
+    WARN = "WARN"
+    ERR = "ERR"
+    STOP = "STOP"
+    STALL = "STALL"
+    REWIND = "REWIND"
