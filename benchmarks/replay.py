@@ -33,7 +33,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
 from fleet_rebalance.pipeline import ingest, replay, silver
-from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.spark.session import build_session
 

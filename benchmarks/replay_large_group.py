@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fleet_rebalance.pipeline import silver
-from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.replay.group import replay_group
 
 DAY = dt.date(2026, 11, 20)

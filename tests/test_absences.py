@@ -1,4 +1,4 @@
-"""How long a consumer was away, and who left (replay/history.py, session_timeouts.py):
+"""How long a consumer was away, and who left (replay/rebalance_events.py, session_timeouts.py):
 a member the coordinator expired was silent for at least its session timeout before the
 expiry line; every member a generation lets go is named. The lines are a live Kafka
 3.9.2 lab run's (tests/kafka_lab.py): lab-sticky-2 frozen (SIGSTOP) for 25 s with a
@@ -11,8 +11,8 @@ import datetime as dt
 
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
-from fleet_rebalance.replay.history import Coverage, Settings, group_history
 from fleet_rebalance.replay.identities import Identity
+from fleet_rebalance.replay.rebalance_events import Coverage, Settings, group_history
 from fleet_rebalance.replay.session_timeouts import SessionTimeout, SessionTimeouts
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 

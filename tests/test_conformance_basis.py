@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 
 from fleet_rebalance.assignors import TopicPartition
+from fleet_rebalance.replay.assignor_runs import OBSERVED, replay_events
 from fleet_rebalance.replay.client_library import (
     KAFKA,
     LIBRDKAFKA,
@@ -16,7 +17,6 @@ from fleet_rebalance.replay.client_library import (
     TOPIC_ORDER,
     ClientLibraries,
 )
-from fleet_rebalance.replay.engine import OBSERVED, replay_events
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 

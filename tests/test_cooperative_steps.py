@@ -1,5 +1,5 @@
 """Cooperative follow-up rounds that also take members in: one rebalance, replayed
-generation by generation (replay/history.py steps, replay/engine.py).
+generation by generation (replay/rebalance_events.py steps, replay/assignor_runs.py).
 
 The case a Kafka 3.9.2 lab showed: three members join a cooperative-sticky group at
 once; the coordinator's generation 2 takes the first in, the revocation rounds 3 and 4
@@ -16,9 +16,9 @@ from dataclasses import replace
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
+from fleet_rebalance.replay.assignor_runs import OBSERVED, replay_events
 from fleet_rebalance.replay.client_library import LIBRDKAFKA, ClientLibraries
-from fleet_rebalance.replay.engine import OBSERVED, replay_events
-from fleet_rebalance.replay.history import Coverage, group_history
+from fleet_rebalance.replay.rebalance_events import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 DAY = dt.date(2026, 11, 28)

@@ -16,7 +16,7 @@ from fleet_rebalance.config import Config
 from fleet_rebalance.generate.share_streams import SHARE_GROUP, SHARE_TOPIC, STREAMS_GROUP
 from fleet_rebalance.pipeline import bronze, gold, replay, silver
 from fleet_rebalance.pipeline.nightly import StepFailed, report, run_steps
-from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.storage import read_table
 
 pytestmark = pytest.mark.spark

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
-from fleet_rebalance.replay.engine import OBSERVED, replay_events
+from fleet_rebalance.replay.assignor_runs import OBSERVED, replay_events
 from fleet_rebalance.replay.events import classify
-from fleet_rebalance.replay.history import Coverage, group_history
+from fleet_rebalance.replay.rebalance_events import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 T0 = dt.datetime(2026, 11, 20, 0, 0, tzinfo=dt.UTC)

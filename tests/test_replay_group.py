@@ -12,7 +12,7 @@ import pytest
 from fleet_rebalance.pipeline import silver
 from fleet_rebalance.replay.arrow_io import frame_of
 from fleet_rebalance.replay.group import replay_group
-from fleet_rebalance.replay.history import Coverage, group_history
+from fleet_rebalance.replay.rebalance_events import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 DAY = dt.date(2026, 11, 20)

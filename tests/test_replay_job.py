@@ -15,7 +15,7 @@ from chispa import assert_df_equality
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import ingest, replay, silver
-from fleet_rebalance.replay.engine import default_assignors
+from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.storage import read_table
 

@@ -26,8 +26,8 @@ import pytest
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
-from fleet_rebalance.replay.engine import replay_events
-from fleet_rebalance.replay.history import Coverage, Settings, group_history
+from fleet_rebalance.replay.assignor_runs import replay_events
+from fleet_rebalance.replay.rebalance_events import Coverage, Settings, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 DAY = dt.date(2026, 11, 20)

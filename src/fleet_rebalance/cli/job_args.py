@@ -140,7 +140,7 @@ def check_assignors(names: str | None) -> None:
     if names is None:
         return
     from fleet_rebalance.assignors import get_assignor
-    from fleet_rebalance.replay.engine import OBSERVED
+    from fleet_rebalance.replay.assignor_runs import OBSERVED
 
     for name in names.split(","):
         if name == OBSERVED:

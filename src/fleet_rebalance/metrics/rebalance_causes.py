@@ -1,5 +1,5 @@
 """`rebalance_causes` (gold): the day's rebalances with their causes, as the replay
-decided them (replay/history.py: the logged generation's reason and the member evidence
+decided them (replay/rebalance_events.py: the logged generation's reason and the member evidence
 around it, else the captures), one row per non-initial rebalance_events row."""
 
 from __future__ import annotations

@@ -97,12 +97,17 @@ def _versus(name: str, new: Column, base: Column, show: Column) -> Column:
 
 def balance_and_skew_text() -> Column:
     """`, max count spread 1 vs 3, mean lag skew 1.20 vs n/a`: the clauses that differ."""
-    r_spread, b_spread = F.col("r_spread"), F.col("b_spread")
-    r_skew, b_skew = F.col("r_skew"), F.col("b_skew")
-    skew_differs = skew_text(r_skew) != skew_text(b_skew)  # as shown: 2 decimals, n/a
+    chosen_spread, baseline_spread = F.col("chosen_spread"), F.col("baseline_spread")
+    chosen_skew, baseline_skew = F.col("chosen_skew"), F.col("baseline_skew")
+    skew_differs = skew_text(chosen_skew) != skew_text(baseline_skew)  # as shown: 2 decimals, n/a
     return F.concat(
-        _versus("max count spread", _text(r_spread), _text(b_spread), r_spread != b_spread),
-        _versus("mean lag skew", skew_text(r_skew), skew_text(b_skew), skew_differs),
+        _versus(
+            "max count spread",
+            _text(chosen_spread),
+            _text(baseline_spread),
+            chosen_spread != baseline_spread,
+        ),
+        _versus("mean lag skew", skew_text(chosen_skew), skew_text(baseline_skew), skew_differs),
     )
 
 
@@ -118,8 +123,8 @@ def _baseline_name() -> Column:
 def _eager_to_cooperative() -> Column:
     return (
         (F.col("protocol") != CONSUMER)
-        & (F.col("b_row_protocol") == "eager")
-        & (F.col("r_row_protocol") == "cooperative")
+        & (F.col("baseline_row_protocol") == "eager")
+        & (F.col("chosen_row_protocol") == "cooperative")
     )
 
 
@@ -142,9 +147,10 @@ def reason() -> Column:
     """One line: the change, what it saves in words, and why (or why nothing)."""
     kind, base = F.col("change_kind"), _baseline_name()
     tail = F.concat(
-        saving_text(F.col("b_paused"), F.col("r_paused"), F.col("r_events")),
+        saving_text(F.col("baseline_paused"), F.col("chosen_paused"), F.col("chosen_events")),
         cost_text(
-            F.col("b_seconds") - F.col("r_seconds"), F.col("b_messages") - F.col("r_messages")
+            F.col("baseline_seconds") - F.col("chosen_seconds"),
+            F.col("baseline_messages") - F.col("chosen_messages"),
         ),
         balance_and_skew_text(),
     )
@@ -158,12 +164,12 @@ def reason() -> Column:
         F.col("recommended_assignor"), F.lit(" instead of "), base, F.lit(": "), tail, two_bounce
     )
     best_classic = F.when(
-        F.col("o_assignor") != F.col("compared_with"),
+        F.col("own_assignor") != F.col("compared_with"),
         F.concat(
             F.lit("; the best classic assignor, "),
-            F.col("o_assignor"),
+            F.col("own_assignor"),
             F.lit(", has "),
-            _standing("o"),
+            _standing("own"),
         ),
     ).otherwise(F.concat(F.lit("; no classic assignor does better than "), base))
     migration = F.concat(
@@ -177,9 +183,9 @@ def reason() -> Column:
     )
     over = F.concat(
         F.lit(" over "),
-        _plural(F.col("b_events"), "replayed event"),
+        _plural(F.col("baseline_events"), "replayed event"),
         F.lit(" than its "),
-        _standing("b"),
+        _standing("baseline"),
     )
     keep_name = F.coalesce(
         F.col("declared_assignor"), F.col("compared_with"), F.lit("the current assignor")
@@ -189,7 +195,8 @@ def reason() -> Column:
         keep_name,
         F.lit(": no classic assignor"),
         F.when(
-            F.col("m_assignor").isNotNull(), F.lit(", nor uniform under the consumer protocol,")
+            F.col("migration_assignor").isNotNull(),
+            F.lit(", nor uniform under the consumer protocol,"),
         ).otherwise(F.lit("")),
         F.lit(" does better"),
         over,
@@ -222,15 +229,15 @@ def reason() -> Column:
         ),
     ).otherwise(F.lit(""))
     # No share of the day's pauses: the what-if counts what ran, the baseline may be a replay.
-    saved = F.concat(F.lit("pauses "), _text(F.col("s_paused")), F.lit(" fewer partitions"))
+    saved = F.concat(F.lit("pauses "), _text(F.col("what_if_paused")), F.lit(" fewer partitions"))
     static = F.concat(
         F.lit("static membership (group.instance.id) avoids "),
-        _plural(F.col("s_rebalances"), "rebalance"),
+        _plural(F.col("what_if_rebalances"), "rebalance"),
         F.lit(" (members restarted and back within "),
         _text(F.col("static_timeout_s")),
         F.lit(" s): "),
         saved,
-        cost_text(F.col("s_seconds"), F.col("s_messages")),
+        cost_text(F.col("what_if_seconds"), F.col("what_if_messages")),
         runner_up,
     )
     return (

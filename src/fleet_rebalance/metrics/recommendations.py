@@ -49,7 +49,7 @@ from fleet_rebalance.metrics.protocols import (
     SERVER_SIDE_ASSIGNORS,
     declared_protocol,
 )
-from fleet_rebalance.replay.engine import OBSERVED
+from fleet_rebalance.replay.assignor_runs import OBSERVED
 from fleet_rebalance.vocabulary import Change, Status
 
 GROUP = ["cluster", "group_id", "date"]
@@ -71,10 +71,10 @@ MEASURES = [
 # replay times events from coordinator logs): an assignor change's savings in cost.
 SECONDS, MESSAGES = "paused_partition_seconds", "messages_delayed"
 WHAT_IF = {  # the what-if's column -> (name here, type)
-    "rebalances_avoided": ("s_rebalances", "int"),
-    "paused_partitions_avoided": ("s_paused", "long"),
-    "paused_partition_seconds_avoided": ("s_seconds", "double"),
-    "messages_delayed_avoided": ("s_messages", "long"),
+    "rebalances_avoided": ("what_if_rebalances", "int"),
+    "paused_partitions_avoided": ("what_if_paused", "long"),
+    "paused_partition_seconds_avoided": ("what_if_seconds", "double"),
+    "messages_delayed_avoided": ("what_if_messages", "long"),
 }
 COMPARED = {  # output name -> measure
     "paused_partitions": "paused",
@@ -133,9 +133,11 @@ def recommendations(
             F.max("protocol").alias("protocol"),
             F.max("brokers").alias("brokers"),
             F.max("static_group").alias("static_group"),
-            first(own, best_first).alias("o"),
-            first(migration, best_first).alias("m"),
-            first((own & (declared_last == 0)) | (kind == OBSERVED), declared_last).alias("b"),
+            first(own, best_first).alias("own"),
+            first(migration, best_first).alias("migration"),
+            first((own & (declared_last == 0)) | (kind == OBSERVED), declared_last).alias(
+                "baseline"
+            ),
             F.max(kind != OBSERVED).alias("_replayed"),
         )
         .where("_replayed")
@@ -146,7 +148,11 @@ def recommendations(
         "protocol",
         "brokers",
         "static_group",
-        *[F.col(f"{side}.{m}").alias(f"{side}_{m}") for side in "omb" for m in MEASURES],
+        *[
+            F.col(f"{side}.{m}").alias(f"{side}_{m}")
+            for side in ("own", "migration", "baseline")
+            for m in MEASURES
+        ],
     )
     return _decide(_with_what_if(joined, static_what_if), static_session_timeout_s)
 
@@ -259,11 +265,11 @@ def _pick(condition: Column, then: str, otherwise: str) -> list[Column]:
 
 def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     """The change of each group, its numbers, savings and texts."""
-    better = F.col("o_key") < F.col("b_key")
+    better = F.col("own_key") < F.col("baseline_key")
     own_better = F.coalesce(better, F.lit(False))
-    step = joined.select("*", *_pick(own_better, "o", "b"))
+    step = joined.select("*", *_pick(own_better, "own", "baseline"))
     migrate = F.coalesce(
-        (F.col("protocol") == CLASSIC) & (F.col("m_key") < F.col("_key")), F.lit(False)
+        (F.col("protocol") == CLASSIC) & (F.col("migration_key") < F.col("_key")), F.lit(False)
     )
     step = step.select(
         "*",
@@ -275,15 +281,19 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     step = step.select(
         *[c for c in step.columns if not c.startswith("_") or c == "_change"],
         *[
-            F.when(migrate, F.col(f"m_{m}")).otherwise(F.col(f"_{m}")).alias(f"c_{m}")
+            F.when(migrate, F.col(f"migration_{m}"))
+            .otherwise(F.col(f"_{m}"))
+            .alias(f"candidate_{m}")
             for m in MEASURES
         ],
     )
-    change_saved = F.when(F.col("_change") != Change.KEEP, F.col("b_paused") - F.col("c_paused"))
+    change_saved = F.when(
+        F.col("_change") != Change.KEEP, F.col("baseline_paused") - F.col("candidate_paused")
+    )
     static_wins = F.coalesce(
         ~F.col("static_group")
-        & (F.col("s_rebalances") > 0)
-        & (F.col("s_paused") > F.coalesce(change_saved, F.lit(0))),
+        & (F.col("what_if_rebalances") > 0)
+        & (F.col("what_if_paused") > F.coalesce(change_saved, F.lit(0))),
         F.lit(False),
     )
     step = step.select(
@@ -294,7 +304,7 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         F.when(static_wins & (F.col("_change") != Change.KEEP), F.col("_change")).alias(
             "runner_up_kind"
         ),
-        F.col("c_assignor").alias("runner_up_assignor"),
+        F.col("candidate_assignor").alias("runner_up_assignor"),
         change_saved.alias("runner_up_saved"),
         F.lit(static_timeout_s).alias("static_timeout_s"),
     )
@@ -302,38 +312,41 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     step = step.select(
         "*",
         *[
-            F.when(stays, F.col(f"b_{m}")).otherwise(F.col(f"c_{m}")).alias(f"r_{m}")
+            F.when(stays, F.col(f"baseline_{m}"))
+            .otherwise(F.col(f"candidate_{m}"))
+            .alias(f"chosen_{m}")
             for m in MEASURES
         ],
     )
     current = F.coalesce(
-        F.col("declared_assignor"), F.when(F.col("b_assignor") != OBSERVED, F.col("b_assignor"))
+        F.col("declared_assignor"),
+        F.when(F.col("baseline_assignor") != OBSERVED, F.col("baseline_assignor")),
     )
     step = step.select(
         "*",
-        F.when(stays, current).otherwise(F.col("r_assignor")).alias("recommended_assignor"),
-        F.col("b_assignor").alias("compared_with"),
+        F.when(stays, current).otherwise(F.col("chosen_assignor")).alias("recommended_assignor"),
+        F.col("baseline_assignor").alias("compared_with"),
     )
     kind = F.col("change_kind")
     saved = (
-        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_paused"))
-        .when(kind == Change.KEEP, F.when(F.col("b_paused").isNotNull(), F.lit(0)))
-        .otherwise(F.col("b_paused") - F.col("r_paused"))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("what_if_paused"))
+        .when(kind == Change.KEEP, F.when(F.col("baseline_paused").isNotNull(), F.lit(0)))
+        .otherwise(F.col("baseline_paused") - F.col("chosen_paused"))
     )
     seconds_saved = (
-        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_seconds"))
-        .when(kind == Change.KEEP, F.when(F.col("b_seconds").isNotNull(), F.lit(0.0)))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("what_if_seconds"))
+        .when(kind == Change.KEEP, F.when(F.col("baseline_seconds").isNotNull(), F.lit(0.0)))
         # Both sides are whole milliseconds (rollups.seconds_sum): so is the difference.
-        .otherwise(F.round(F.col("b_seconds") - F.col("r_seconds"), 3))
+        .otherwise(F.round(F.col("baseline_seconds") - F.col("chosen_seconds"), 3))
     )
     messages_saved = (
-        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_messages"))
-        .when(kind == Change.KEEP, F.when(F.col("b_messages").isNotNull(), F.lit(0)))
-        .otherwise(F.col("b_messages") - F.col("r_messages"))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("what_if_messages"))
+        .when(kind == Change.KEEP, F.when(F.col("baseline_messages").isNotNull(), F.lit(0)))
+        .otherwise(F.col("baseline_messages") - F.col("chosen_messages"))
     )
 
     def delta(name: str, measure: str) -> Column:
-        difference = F.col(f"r_{measure}") - F.col(f"b_{measure}")
+        difference = F.col(f"chosen_{measure}") - F.col(f"baseline_{measure}")
         if name in ("mean_lag_skew", "stickiness"):
             difference = rounded(difference)
         return difference.alias(f"{name}_delta")
@@ -343,11 +356,11 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         "declared_assignor",
         "recommended_assignor",
         "compared_with",
-        F.coalesce("r_events", "o_events").alias("events"),
+        F.coalesce("chosen_events", "own_events").alias("events"),
         *[
             F.col(f"{side}_{measure}").alias(f"{label}_{name}")
             for name, measure in COMPARED.items()
-            for side, label in (("b", "declared"), ("r", "recommended"))
+            for side, label in (("baseline", "declared"), ("chosen", "recommended"))
         ],
         *[delta(name, measure) for name, measure in COMPARED.items()],
         text.reason().alias("reason"),
@@ -355,7 +368,7 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         "protocol",
         text.prerequisites().alias("prerequisites"),
         saved.cast("long").alias("paused_partitions_saved"),
-        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("s_rebalances"))
+        F.when(kind == Change.STATIC_MEMBERSHIP, F.col("what_if_rebalances"))
         .cast("int")
         .alias("rebalances_saved"),
         seconds_saved.cast("double").alias("paused_partition_seconds_saved"),

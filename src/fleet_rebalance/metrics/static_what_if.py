@@ -2,7 +2,7 @@
 session timeout of `metrics.static_session_timeout_s` would have saved.
 
 The events it would have avoided are rebalance_events' `static_avoidable` ones
-(replay/history.py: every member the event changed left and came back, as the same
+(replay/rebalance_events.py: every member the event changed left and came back, as the same
 consumer, within that timeout; a capture event when its capture window shows that).
 Their cost is measured with the assignor the group runs: the declared assignor's replay
 (its latest state capture's strategy, as recommendations.py compares), or `observed`
@@ -26,7 +26,7 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
 from fleet_rebalance.metrics.rollups import seconds_sum
-from fleet_rebalance.replay.engine import OBSERVED
+from fleet_rebalance.replay.assignor_runs import OBSERVED
 from fleet_rebalance.vocabulary import Cause
 
 GROUP = ["cluster", "group_id", "date"]

@@ -34,11 +34,11 @@ from fleet_rebalance.capture.result import INCOMPLETE, MEMBERS, READ_WHOLE
 from fleet_rebalance.config import Config
 from fleet_rebalance.pipeline import bronze, silver, tagged
 from fleet_rebalance.replay.arrow_io import replay_group_arrow
+from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.replay.client_library import ClientLibraries
-from fleet_rebalance.replay.engine import default_assignors
 from fleet_rebalance.replay.gaps import lost_groups
 from fleet_rebalance.replay.group import LOG, OWN_ASSIGNMENT, TopicHistory
-from fleet_rebalance.replay.history import Coverage, Settings
+from fleet_rebalance.replay.rebalance_events import Coverage, Settings
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.replay")

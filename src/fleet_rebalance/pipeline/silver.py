@@ -5,7 +5,7 @@ silver tables; each gets `event_date` (the replayed date) as its partition colum
 `rebalance_events.previous_capture_at` (not in DESIGN.md) is the previous usable capture
 the event's change is measured against (null for `initial`): the rebalance happened
 between it and `event_at`, which is where the coordinator log is searched for it
-(replay/history.py). `replay_metrics.paused_partition_seconds` is paused_partitions x
+(replay/rebalance_events.py). `replay_metrics.paused_partition_seconds` is paused_partitions x
 the matched generation's duration (replay/generations.py).
 """
 
@@ -25,7 +25,7 @@ from fleet_rebalance.pipeline.bronze import (
     nullable_schema,
 )
 
-DBL = DoubleType()
+DOUBLE = DoubleType()
 
 
 def _schema(*fields: tuple[str, DataType]) -> StructType:
@@ -79,7 +79,7 @@ TABLES: dict[str, StructType] = {
         ("reassigned", INT),
         ("orphaned", INT),
         ("fresh", INT),
-        ("stickiness", DBL),
+        ("stickiness", DOUBLE),
         ("revoked", INT),
         ("rounds", INT),
         ("paused_partitions", INT),
@@ -88,11 +88,11 @@ TABLES: dict[str, StructType] = {
         ("count_spread", INT),
         ("lag_total", L),
         ("lag_max_member", L),
-        ("lag_skew", DBL),
+        ("lag_skew", DOUBLE),
         ("conforms", B),
         ("differing_partitions", INT),
         # Added later: last, where storage.schema_evolution adds them to an older table.
-        ("paused_partition_seconds", DBL),
+        ("paused_partition_seconds", DOUBLE),
         ("messages_delayed", L),
         ("conformance_basis", S),
     ),

@@ -1,6 +1,6 @@
 """A rebalance event, and what two captures show changed.
 
-Where no coordinator log covers a period (history.py), an event is emitted when,
+Where no coordinator log covers a period (rebalance_events.py), an event is emitted when,
 between two usable captures, the member set (by identity: static members by
 group.instance.id), a member's subscription, or the partition count of a subscribed
 topic changed (`classify`). Captures that cannot tell the group's membership are gaps,
@@ -36,7 +36,7 @@ class RebalanceEvent:
     previous: Snapshot | None
     # The last capture that still showed `previous`'s state: the change happened after it.
     previous_at: dt.datetime | None = None
-    # Where the event comes from (history.py): a logged generation no capture saw, a
+    # Where the event comes from (rebalance_events.py): a logged generation no capture saw, a
     # change between captures no log covers, or a logged generation a capture confirms.
     source: str = CAPTURES
     generation: int | None = None
@@ -69,8 +69,8 @@ class RebalanceEvent:
     window: tuple[dt.datetime, dt.datetime] | None = None
     rates: Mapping[TopicPartition, float] = field(default_factory=dict)
     # The member sets of the generations of this rebalance before its last: cooperative
-    # follow-up rounds that also took members in or let them go (history.py), replayed
-    # as steps of their own (engine.py); the event itself is still one rebalance.
+    # follow-up rounds that also took members in or let them go (rebalance_events.py), replayed
+    # as steps of their own (assignor_runs.py); the event itself is still one rebalance.
     steps: tuple[Snapshot, ...] = ()
     # The member the coordinator names as the leader that sent this generation's
     # assignment (a classic group; null where no log names it), and whether the
@@ -78,10 +78,10 @@ class RebalanceEvent:
     leader: str | None = None
     coordinator_assigned: bool = False
     # The capture confirming this generation was stamped before its last (cooperative)
-    # follow-up round ended: it may show the round before (history.py).
+    # follow-up round ended: it may show the round before (rebalance_events.py).
     follow_up_pending: bool = False
     # A cooperative generation without a follow-up round of its own: the next rebalance
-    # took its revoking members in (history.py); replayed as one round, no follow-up.
+    # took its revoking members in (rebalance_events.py); replayed as one round, no follow-up.
     single_round: bool = False
 
 

@@ -1,6 +1,6 @@
 """One group's generations from its coordinator_events rows, with what started each.
 
-The one place log lines become generations: the replay reads them (replay/history.py)
+The one place log lines become generations: the replay reads them (replay/rebalance_events.py)
 and rebalance_timeline is their rows (metrics/timeline.py). "Preparing to rebalance ...
 old generation g" starts generation g + 1 and "Stabilized group ... generation g + 1"
 ends it, or "Group ... with generation g + 1 is now empty" (GroupCoordinator.onCompleteJoin

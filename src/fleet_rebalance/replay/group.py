@@ -41,10 +41,10 @@ import numpy as np
 import pandas as pd
 
 from fleet_rebalance.assignors import TopicPartition
+from fleet_rebalance.replay.assignor_runs import replay_events
 from fleet_rebalance.replay.client_library import ClientLibraries
-from fleet_rebalance.replay.engine import replay_events
 from fleet_rebalance.replay.events import RebalanceEvent
-from fleet_rebalance.replay.history import Coverage, Settings, group_history
+from fleet_rebalance.replay.rebalance_events import Coverage, Settings, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]

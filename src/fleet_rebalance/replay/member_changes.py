@@ -1,5 +1,5 @@
 """The member facts of a group's coordinator log: who joined, left, was expired or
-fenced, and when (history.py carries a member set forward through them).
+fenced, and when (rebalance_events.py carries a member set forward through them).
 
 Each is a member line (KIP-394's joins, static and KIP-848 joins, leaves, expiries,
 fencings, the members a `removed dynamic members` set names) or a member a

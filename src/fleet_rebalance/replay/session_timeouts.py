@@ -2,7 +2,7 @@
 
 The coordinator expires a member when no heartbeat came for its session timeout, so a
 member it expired was silent for at least that long before the expiry line: its absence
-runs from its last heartbeat, not from the line (history.py adds it to `away_ms`).
+runs from its last heartbeat, not from the line (rebalance_events.py adds it to `away_ms`).
 
 Where Kafka writes it (apache/kafka): the old GroupCoordinator (2.x-3.9) prints a
 member as `MemberMetadata(memberId=$m, groupInstanceId=$i, clientId=$c, clientHost=$h,

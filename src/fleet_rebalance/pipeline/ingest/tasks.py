@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField
 
-from fleet_rebalance.bins import largest_first
+from fleet_rebalance.bin_packing import largest_first
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import (
     FILE_REPORT,

@@ -4,7 +4,7 @@ Every assignor carries what it assigned at the previous event as the members' ow
 partitions (by member identity, so a static member keeps its partitions across a new
 member id) and a generation that grows by one per generation; cooperative assignors run
 the follow-up round. An event whose cooperative follow-up rounds also took members in or
-let them go (its `steps`: the member sets of those rounds' generations, history.py) is
+let them go (its `steps`: the member sets of those rounds' generations, rebalance_events.py) is
 replayed generation by generation: each step is one round of the assignor with what the
 round before left owned, and the event's own members then get the round and its
 follow-up; the metrics compare the state before the event with the state after it. A
