@@ -8,6 +8,7 @@ members of lab-coop leaving at once."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS
@@ -88,7 +89,7 @@ def capture(hms: str, members: list[tuple[str, str | None]], before=None) -> Sna
 
 
 def history(snapshots: list[Snapshot], text: str, default_ms: int = 45_000) -> list:
-    settings = Settings(session_timeout=dt.timedelta(milliseconds=default_ms))
+    settings = replace(Settings.of(), session_timeout=dt.timedelta(milliseconds=default_ms))
     return list(group_history(snapshots, rows(text), HOUR, DAY, settings))
 
 

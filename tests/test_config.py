@@ -143,3 +143,33 @@ def test_attention_limits_take_whole_numbers_and_refuse_an_even_skew(tmp_path):
         load_config(write(tmp_path, "metrics:\n  attention_lag_skew: 1.0\n"))
     with pytest.raises(ConfigError, match=r"attention_lag_skew: expected float, found bool"):
         load_config(write(tmp_path, "metrics:\n  attention_lag_skew: true\n"))
+
+
+def test_the_readmes_configuration_table_is_the_models_defaults():
+    """Every key of the conf is in the README's table, with Config()'s own default:
+    a default is written once, in config.py, and the table follows it."""
+    import dataclasses
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = dict(re.findall(r"^\| `([a-z_.*]+)` \| `?([^|`]*)`?[^|]*\| ", readme, re.M))
+
+    def shown(value: object) -> str:
+        if isinstance(value, bool):
+            return str(value).lower()
+        return "{}" if value == {} else str(value)
+
+    config = Config()
+    expected = {}
+    for top in dataclasses.fields(config):
+        value = getattr(config, top.name)
+        if top.name in ("source", "retired"):
+            continue
+        if top.name == "spark":
+            expected["spark.*"] = "none (local.yaml: "
+        elif dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):
+                expected[f"{top.name}.{f.name}"] = shown(getattr(value, f.name))
+        else:
+            expected[top.name] = shown(value)
+    assert table == expected

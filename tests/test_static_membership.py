@@ -19,7 +19,7 @@ shown back within 600 s (its capture window). With 600 s: those and 11:01, 11:07
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -155,7 +155,7 @@ def history(timeout_s: int = 300):
             log_rows(),
             LOGGED,
             DAY,
-            Settings(static_timeout=dt.timedelta(seconds=timeout_s)),
+            replace(Settings.of(), static_timeout=dt.timedelta(seconds=timeout_s)),
         )
     )
 

@@ -39,6 +39,7 @@ import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics import changes
 from fleet_rebalance.metrics import recommendation_text as text
 from fleet_rebalance.metrics.arrow_rows import map_rows
@@ -102,7 +103,7 @@ def recommendations(
     declared: DataFrame,
     groups: DataFrame | None = None,
     static_what_if: DataFrame | None = None,
-    static_session_timeout_s: int = 300,
+    static_session_timeout_s: int = MetricsConfig.static_session_timeout_s,
 ) -> DataFrame:
     """One row per group and date. `groups` is protocols.group_context's (protocol,
     brokers and instance_ids; without it a group declaring a server-side assignor is

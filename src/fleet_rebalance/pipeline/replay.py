@@ -99,12 +99,7 @@ def group_function(
         topic_history=counts if history is None else history,
         topic_ids=ids,
         coverage=log_coverage(spark, config, run_date),
-        settings=Settings(
-            dt.timedelta(seconds=m.rejoin_window_s),
-            dt.timedelta(seconds=m.static_session_timeout_s),
-            dt.timedelta(seconds=m.capture_skew_s),
-            dt.timedelta(milliseconds=m.session_timeout_ms),
-        ),
+        settings=Settings.of(m),
         libraries=ClientLibraries(m.client_libraries),
         schema=to_arrow_schema(silver.union_schema()),
     )

@@ -94,7 +94,7 @@ def replay_rows(
         )
         known = (coverage or {}).get(cluster, Coverage())
         labels: dict[int, dict[str, Any]] = {}
-        history = group_history(snapshots, logs, known, run_date, settings or Settings())
+        history = group_history(snapshots, logs, known, run_date, settings or Settings.of())
         events = _recorded(history, rows, common, labels, index)
         if _own_assignment(members):
             collections.deque(events, maxlen=0)  # records their rebalance_events rows only

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.replay import capture_causes
 from fleet_rebalance.replay.events import (
     BOTH,
@@ -84,7 +85,6 @@ from fleet_rebalance.replay.identities import (
 )
 from fleet_rebalance.replay.member_changes import Change, member_changes
 from fleet_rebalance.replay.session_timeouts import (
-    DEFAULT_SESSION_TIMEOUT_MS,
     SessionTimeout,
     SessionTimeouts,
 )
@@ -125,11 +125,23 @@ class Coverage:
 
 @dataclass(frozen=True)
 class Settings:
-    rejoin_window: dt.timedelta = dt.timedelta(seconds=600)
-    static_timeout: dt.timedelta = dt.timedelta(seconds=300)
-    capture_skew: dt.timedelta = dt.timedelta(seconds=10)
+    """The conf's replay settings (metrics.*) as durations; its defaults are the conf's."""
+
+    rejoin_window: dt.timedelta
+    static_timeout: dt.timedelta
+    capture_skew: dt.timedelta
     # session.timeout.ms of a consumer whose log does not give it (session_timeouts.py)
-    session_timeout: dt.timedelta = dt.timedelta(milliseconds=DEFAULT_SESSION_TIMEOUT_MS)
+    session_timeout: dt.timedelta
+
+    @classmethod
+    def of(cls, m: MetricsConfig | None = None) -> Settings:
+        m = m or MetricsConfig()
+        return cls(
+            dt.timedelta(seconds=m.rejoin_window_s),
+            dt.timedelta(seconds=m.static_session_timeout_s),
+            dt.timedelta(seconds=m.capture_skew_s),
+            dt.timedelta(milliseconds=m.session_timeout_ms),
+        )
 
 
 @dataclass
@@ -187,7 +199,7 @@ def group_history(
     today = [s for s in usable if s.captured_at.date() == run_date]
     if not today:
         return
-    day = _day(usable, log_rows, settings or Settings())
+    day = _day(usable, log_rows, settings or Settings.of())
     today = _completed(today, day, coverage)
     seq = 1
     previous, rest = baseline, today

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.replay.identities import Identity
 
-DEFAULT_SESSION_TIMEOUT_MS = 45_000
 MEMBER_METADATA = re.compile(
     r"MemberMetadata\(memberId=(?P<member>[^,]+), groupInstanceId=(?P<instance>[^,]+), "
     r"clientId=(?P<client>.*?), clientHost=[^,]*, sessionTimeoutMs=(?P<session>\d+),"
@@ -45,7 +45,7 @@ class SessionTimeouts:
     """The session timeouts a group's log lines give, by member id, instance id and
     client id; `default` for a consumer they do not name."""
 
-    default: int = DEFAULT_SESSION_TIMEOUT_MS
+    default: int = MetricsConfig.session_timeout_ms
     by_member: dict[str, int] = field(default_factory=dict)
     by_instance: dict[str, int] = field(default_factory=dict)
     by_client: dict[str, int] = field(default_factory=dict)
