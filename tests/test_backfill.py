@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import logging
 import runpy
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -95,19 +97,50 @@ def singles(spark, sample_nightlies):
     return config, rows(spark, config)
 
 
+@dataclass
+class JobRun:
+    """What jobs/nightly.py printed: its exit code, stdout and stderr."""
+
+    code: int | str | None
+    out: str
+    err: str
+
+
+def nightly_script(spark, argv: list[str]) -> JobRun:
+    """jobs/nightly.py as `./spark-submit.sh nightly ARGV` runs it, in this session."""
+    import fleet_rebalance.spark.session
+    from fleet_rebalance.cli.run_job import reset_logging
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fleet_rebalance.spark.session, "build_session", lambda *a, **k: spark)
+        patch.setattr(sys, "argv", [str(NIGHTLY), *argv])
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        try:
+            with pytest.raises(SystemExit) as caught:
+                runpy.run_path(str(NIGHTLY), run_name="__main__")
+        finally:
+            reset_logging()
+    return JobRun(caught.value.code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture(scope="module")
 def backfilled(spark, tmp_path_factory):
-    """`nightly --all` into a new warehouse with metrics failing for D2, then the same
-    command again, as jobs/nightly.py runs them (a report for each date run)."""
+    """`nightly --all` into a new warehouse with metrics failing for D2 (a report for
+    each date run), then the same command again through jobs/nightly.py, as a user
+    resumes it."""
     config = sample_config(tmp_path_factory.mktemp("backfill"))
     dates = backfill.capture_dates(config, DateSpan())
     after = partial(report, spark, config)
     with progress() as first, pytest.raises(StepFailed) as failed:
         backfill.run(spark, config, dates, metrics_failing_on(D2), after=after)
     after_failure = versions(config)
+    conf = tmp_path_factory.mktemp("backfill-conf") / "backfill.yaml"
+    conf.write_text(f"raw_root: {SAMPLE}\nwarehouse: {config.warehouse}\n")
     with progress() as second:
-        reports = backfill.run(spark, config, dates, STEPS, after=after)
-    return config, dates, failed.value, after_failure, first, second, reports
+        again = nightly_script(spark, ["--all", "--conf", str(conf)])
+    return config, dates, failed.value, after_failure, first, second, again
 
 
 def test_all_is_every_capture_date_in_order(backfilled):
@@ -127,19 +160,24 @@ def test_a_failing_date_stops_the_run_naming_it(backfilled):
 
 
 def test_the_same_command_resumes_from_the_failed_date(spark, backfilled):
-    """Both dates run again: ingest finds their captures ingested (no bronze commit),
-    replay and metrics replace each date's rows (the tables' rows are the reference's:
-    test_all_gives_the_tables_of_two_single_date_nightlies). A table with no row for
-    either date gets no version: Delta commits nothing for a write that adds and
-    removes no file."""
-    config, _, _, after_failure, _, second, reports = backfilled
+    """Both dates run again through jobs/nightly.py: a progress line per date on stderr,
+    the last date's summary on stdout. Ingest finds their captures ingested (no bronze
+    commit); replay and metrics replace each date's rows (the tables' rows are the
+    reference's: test_all_gives_the_tables_of_two_single_date_nightlies). A table with
+    no row for either date gets no version: Delta commits nothing for a write that adds
+    and removes no file."""
+    config, _, _, after_failure, _, second, again = backfilled
+    assert again.code == 0, again.err
     assert date_lines(second) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
     assert ", eta " not in second[-1]  # the last date
+    for number, day in enumerate([D1, D2], start=1):
+        assert f"date {number}/2 {day} done in " in again.err
     changed = {name for name, version in versions(config).items() if version != after_failure[name]}
     held = {name for name, found in rows(spark, config).items() if found}
     assert changed == {*silver.TABLES, *gold.TABLES} & held
-    assert list(reports) == [D1, D2]
-    assert reports[D2][-1] == f"report: {config.warehouse}/reports/{D2}.html"
+    summary = again.out.splitlines()
+    assert summary[0].startswith(f"fleet_rebalance {D2}: 26 groups analysed")  # 24 + share, streams
+    assert summary[-1] == f"report: {config.warehouse}/reports/{D2}.html"
     assert all((Path(config.warehouse) / "reports" / f"{day}.html").is_file() for day in (D1, D2))
 
 
@@ -149,50 +187,28 @@ def test_all_gives_the_tables_of_two_single_date_nightlies(spark, singles, backf
     assert rows(spark, config) == reference
 
 
-def test_a_rerun_of_all_through_the_job_script(spark, backfilled, monkeypatch, capsys, tmp_path):
-    """Through jobs/nightly.py: a progress line per date, stdout gets the last date's
-    summary; ingest finds nothing new (no bronze table gets a commit)."""
-    import fleet_rebalance.spark.session
-
-    config, *_ = backfilled
-    before = versions(config)
-    conf = tmp_path / "backfill.yaml"
-    conf.write_text(f"raw_root: {SAMPLE}\nwarehouse: {config.warehouse}\n")
-    monkeypatch.setattr(fleet_rebalance.spark.session, "build_session", lambda *a, **k: spark)
-    argv = ["--all", "--conf", str(conf)]
-    monkeypatch.setattr(sys, "argv", [str(NIGHTLY), *argv])
-    with pytest.raises(SystemExit) as caught:
-        runpy.run_path(str(NIGHTLY), run_name="__main__")
-    out, err = capsys.readouterr()
-    assert caught.value.code == 0, err
-    after = versions(config)
-    assert {name: after[name] - before[name] for name in bronze.TABLES} == dict.fromkeys(
-        bronze.TABLES, 0
-    )
-    for number, day in enumerate([D1, D2], start=1):
-        assert f"date {number}/2 {day} done in " in err
-    summary = out.splitlines()
-    assert summary[0].startswith(f"fleet_rebalance {D2}: 26 groups analysed")  # 24 + share, streams
-    assert summary[-1] == f"report: {config.warehouse}/reports/{D2}.html"
-
-
 SPANS = [DateSpan(D1, D2), DateSpan(D1), DateSpan(last=D2)]
 
 
 @pytest.mark.parametrize("span", SPANS, ids=["from-to", "from", "to"])
 def test_from_and_to_give_the_same_dates(span, tmp_path):
     """--from D1 --to D2, --from D1 and --to D2 select the capture dates --all does, and
-    the dates are all backfill.run is given: a span's run is test_a_rerun_of_all's."""
+    the dates are all backfill.run is given: a span's run is --all's."""
     config = sample_config(tmp_path / "unused")
     assert backfill.capture_dates(config, span) == backfill.capture_dates(config, DateSpan())
     assert backfill.capture_dates(config, span) == [D1, D2]
 
 
-@pytest.mark.parametrize("step", STEPS, ids=[name for name, _ in STEPS])
-def test_each_jobs_backfill_runs_its_dates(spark, backfilled, step):
-    """ingest runs the capture dates, replay and metrics the dates bronze holds."""
+@pytest.mark.parametrize("step", [name for name, _ in STEPS])
+def test_each_jobs_backfill_runs_its_dates(spark, backfilled, step, tmp_path):
+    """ingest runs the capture dates (into an empty warehouse here), replay and metrics
+    the dates bronze holds (with no capture left under raw_root here). The steps record
+    the dates they are given: what a step does with a date is the nightly's tests'."""
     config, *_ = backfilled
-    assert backfill.bronze_dates(spark, config, DateSpan()) == [D1, D2]
-    with progress() as lines:
-        backfill.run_span(spark, config, DateSpan(), [step])
-    assert date_lines(lines) == [f"date 1/2 {D1}", f"date 2/2 {D2}"]
+    if step == "ingest":
+        config = sample_config(tmp_path / "empty-warehouse")
+    else:
+        config = replace(config, raw_root=str(tmp_path))
+    given: list[dt.date] = []
+    backfill.run_span(spark, config, DateSpan(), [(step, lambda s, c, day: given.append(day))])
+    assert given == [D1, D2]
