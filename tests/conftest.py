@@ -76,6 +76,12 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             # sees some 30 tables, the suite thousands, and the heap ran out near the end
             # (a broadcast join could not be built). Evicted logs uncache their state.
             "spark.databricks.delta.delta.log.cacheSize": "64",
+            # Spark's status store keeps every job's, stage's and query's plan and
+            # metrics up to these counts, UI or not: a suite's worth is hundreds of MiB.
+            "spark.ui.retainedJobs": "100",
+            "spark.ui.retainedStages": "100",
+            "spark.ui.retainedTasks": "10000",
+            "spark.sql.ui.retainedExecutions": "50",
             "spark.driver.memory": "4g",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
             PACKAGES_KEY: s3a_package(),
