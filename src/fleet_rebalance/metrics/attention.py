@@ -24,7 +24,6 @@ from typing import Any, TypeGuard
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.vocabulary import Status
 
-OK = Status.OK
 SEVERITY = {Status.ERR: 3, Status.WARN: 2}
 OWNERSHIP_SEVERITY = 2
 # The group_health row's ownership_audit findings: partition names (`orders-3`), sorted.

@@ -24,14 +24,7 @@ import pyarrow.compute as pc
 from fleet_rebalance.metrics.sample_arrays import SAMPLE_COLUMNS, on_date, valid
 from fleet_rebalance.vocabulary import Status
 
-RANKS = {
-    Status.OK: 1,
-    Status.WARN: 2,
-    Status.ERR: 3,
-    Status.STOP: 4,
-    Status.STALL: 5,
-    Status.REWIND: 6,
-}
+RANKS = {status: rank for rank, status in enumerate(Status, start=1)}  # rank order
 NAMES = np.array([None, *RANKS], dtype=object)  # NAMES[rank]
 # What one call reads, per offsets sample of the run date or the day before.
 INPUT_COLUMNS = [*SAMPLE_COLUMNS, "log_end_offset", "consumer_id"]
