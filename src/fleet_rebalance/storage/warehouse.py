@@ -34,9 +34,11 @@ from fleet_rebalance.storage.versions import (
     delta_tables,
 )
 
-# replace_date's files hold about this many rows: a write task per shuffle partition
-# would leave many tiny files for small outputs.
+# replace_dates' files hold at most about ROWS_PER_FILE rows, and are split over the
+# cores down to ROWS_PER_TASK: a write task per shuffle partition would leave many tiny
+# files for small outputs, one task per million rows would leave cores idle.
 ROWS_PER_FILE = 1_000_000
+ROWS_PER_TASK = 100_000
 
 
 class Warehouse:
@@ -113,12 +115,15 @@ class Warehouse:
     def replace_dates(
         self, df: DataFrame, name: str, column: str, days: Sequence[dt.date], rows: int
     ) -> None:
-        """One commit replacing the partitions of `days` with `rows` rows, in files of
-        about ROWS_PER_FILE rows. Repartitioned, not coalesced: a coalesce to one file
-        would also run the plan above it in one task (ingest's and the replay's tagged
-        stages are filtered per table from all the stage's rows)."""
+        """One commit replacing the partitions of `days` with `rows` rows, in write
+        tasks (files) of ROWS_PER_TASK to ROWS_PER_FILE rows, never more than df's
+        partitions. Coalesced, not shuffled: df is a persisted frame (a stage's table,
+        filtered from its cache), so a coalesce's tasks only scan that cache, where a
+        repartition would write and read every row once more."""
+        cores = self.spark.sparkContext.defaultParallelism
+        tasks = max(math.ceil(rows / ROWS_PER_FILE), min(cores, rows // ROWS_PER_TASK), 1)
         self.write(
-            df.repartition(max(1, math.ceil(rows / ROWS_PER_FILE))),
+            df.coalesce(tasks),
             name,
             mode="overwrite",
             partition_by=(column,),
