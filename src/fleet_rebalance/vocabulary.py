@@ -48,6 +48,25 @@ class Change(StrEnum):
     STUCK_PARTITION = "stuck_partition"
 
 
+class GroupType(StrEnum):
+    """A group's protocol: Kafka's GroupType as the tables hold it (members.group_type,
+    protocol_migration_plan.protocol), lower case."""
+
+    CLASSIC = "classic"
+    CONSUMER = "consumer"
+    SHARE = "share"
+    STREAMS = "streams"
+
+
+class RebalanceProtocol(StrEnum):
+    """How an assignor's members give partitions up (ConsumerPartitionAssignor's
+    RebalanceProtocol, lower case): all of them at each rebalance, or only those that
+    move. An assignor plug-in's `protocol` is one of these (CONTRACT.md)."""
+
+    EAGER = "eager"
+    COOPERATIVE = "cooperative"
+
+
 class Status(StrEnum):
     """Burrow's partition and group statuses (consumer_status; its rules are written
     once, in docs/metrics.md), in rank order."""

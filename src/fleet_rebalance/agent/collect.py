@@ -52,6 +52,7 @@ from fleet_rebalance.agent.snapshot import (
     TopicPartitionKey,
     TopicSnapshot,
 )
+from fleet_rebalance.vocabulary import GroupType
 
 log = logging.getLogger("fleet_rebalance.agent.collect")
 T = TypeVar("T")
@@ -203,7 +204,7 @@ def _fill(group: GroupSnapshot, description: Any) -> None:
         )
         for m in description.members
     ]
-    if group.type == "consumer" and group.state == UNKNOWN_STATE and _reconciling(group):
+    if group.type == GroupType.CONSUMER and group.state == UNKNOWN_STATE and _reconciling(group):
         # librdkafka (2.16) has no Assigning/Reconciling and reports both as Unknown;
         # KIP-848 calls a group whose members have not all reached their target
         # assignment Reconciling, and replay must not read it as a settled snapshot.

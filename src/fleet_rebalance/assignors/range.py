@@ -19,6 +19,7 @@ from fleet_rebalance.assignors.types import (
     TopicPartition,
     topic_partitions,
 )
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 
 class RangeAssignor(AssignorBase):
@@ -36,7 +37,7 @@ class RangeAssignor(AssignorBase):
     """
 
     name = "range"
-    protocol = "eager"
+    protocol = RebalanceProtocol.EAGER
 
     def _assign(
         self,

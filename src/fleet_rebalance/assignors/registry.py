@@ -9,6 +9,7 @@ from fleet_rebalance.assignors.roundrobin import RoundRobinAssignor
 from fleet_rebalance.assignors.sticky import CooperativeStickyAssignor, StickyAssignor
 from fleet_rebalance.assignors.types import Assignor
 from fleet_rebalance.assignors.uniform import UniformAssignor
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 BUILT_IN: dict[str, type] = {
     cls.name: cls
@@ -20,7 +21,7 @@ BUILT_IN: dict[str, type] = {
         UniformAssignor,
     )
 }
-PROTOCOLS = ("eager", "cooperative")
+PROTOCOLS = tuple(RebalanceProtocol)
 
 
 class PluginError(ValueError):

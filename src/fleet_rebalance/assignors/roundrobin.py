@@ -14,6 +14,7 @@ from fleet_rebalance.assignors.types import (
     TopicPartition,
     topic_partitions,
 )
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 
 class RoundRobinAssignor(AssignorBase):
@@ -27,7 +28,7 @@ class RoundRobinAssignor(AssignorBase):
     """
 
     name = "roundrobin"
-    protocol = "eager"
+    protocol = RebalanceProtocol.EAGER
 
     def _assign(
         self,

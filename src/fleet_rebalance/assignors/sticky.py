@@ -27,6 +27,7 @@ from fleet_rebalance.assignors.types import (
     TopicPartition,
     topic_partitions,
 )
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 
 class KafkaAssignorError(RuntimeError):
@@ -49,7 +50,7 @@ class StickyAssignor(AssignorBase):
     """
 
     name = "sticky"
-    protocol = "eager"
+    protocol = RebalanceProtocol.EAGER
 
     def _assign(
         self,
@@ -91,7 +92,7 @@ class CooperativeStickyAssignor(StickyAssignor):
     """
 
     name = "cooperative-sticky"
-    protocol = "cooperative"
+    protocol = RebalanceProtocol.COOPERATIVE
 
     def _assign(
         self,

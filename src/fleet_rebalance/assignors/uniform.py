@@ -48,6 +48,7 @@ from fleet_rebalance.assignors.types import (
     topic_partitions,
     validate_input,
 )
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 MAX_ITERATION_COUNT = 16
 
@@ -161,7 +162,7 @@ class UniformAssignor(AssignorBase):
     """
 
     name = "uniform"
-    protocol = "cooperative"
+    protocol = RebalanceProtocol.COOPERATIVE
     takes_topic_ids = True  # assign() accepts topic_ids (see the module docstring)
 
     def assign(

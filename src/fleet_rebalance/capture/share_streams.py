@@ -19,11 +19,10 @@ from typing import Any
 from fleet_rebalance.capture.assignment_text import AssignmentTextError, parse_assignment
 from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, not_negative, parse_int
 from fleet_rebalance.capture.tool_messages import ToolMessage
+from fleet_rebalance.vocabulary import GroupType
 
-CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
-GROUP_TYPES = (CLASSIC, CONSUMER, SHARE, STREAMS)
 # GroupType.toString (clients, 4.x): what TYPE columns print; Unknown says nothing.
-PRINTED_TYPES = {"Classic": CLASSIC, "Consumer": CONSUMER, "Share": SHARE, "Streams": STREAMS}
+PRINTED_TYPES = {kind.title(): kind for kind in GroupType}
 UNKNOWN_TYPE = "Unknown"
 # GroupState.toString (clients, 4.x), every group type's states.
 GROUP_STATES = {
@@ -110,8 +109,8 @@ def group_type(text: str | None) -> str | None:
     if text is None or text.lower() == UNKNOWN_TYPE.lower():
         return None
     kind = text.lower()
-    if kind not in GROUP_TYPES:
-        raise RowProblem(f"unknown group type {text[:40]!r} (Kafka has {', '.join(GROUP_TYPES)})")
+    if kind not in tuple(GroupType):
+        raise RowProblem(f"unknown group type {text[:40]!r} (Kafka has {', '.join(GroupType)})")
     return kind
 
 
@@ -119,8 +118,8 @@ def members_type(columns: list[str]) -> str | None:
     """The group type a members header says: MEMBER (streams) or MEMBER-EPOCH beside
     CONSUMER-ID (share); the share tool's plain header is the consumer tool's too."""
     if STREAMS_MEMBER in columns:
-        return STREAMS
-    return SHARE if SHARE_MEMBER_EPOCH in columns else None
+        return GroupType.STREAMS
+    return GroupType.SHARE if SHARE_MEMBER_EPOCH in columns else None
 
 
 def state_type(columns: list[str], line: str) -> str | None:
@@ -131,12 +130,12 @@ def state_type(columns: list[str], line: str) -> str | None:
     if "ASSIGNMENT-STRATEGY" in columns:
         return None
     if SHARE_ASSIGNMENT_EPOCH in columns:
-        return SHARE
+        return GroupType.SHARE
     if STREAMS_ASSIGNOR in columns or "TARGET-ASSIGNMENT-EPOCH" in columns:
-        return STREAMS
+        return GroupType.STREAMS
     if set(columns) != {"GROUP", "COORDINATOR-(ID)", "STATE", "#MEMBERS"}:
         return None  # a column no tool prints (a damaged header): the layout says nothing
-    return SHARE if SHARE_COORDINATOR.search(line) else STREAMS
+    return GroupType.SHARE if SHARE_COORDINATOR.search(line) else GroupType.STREAMS
 
 
 def is_list_header(columns: list[str]) -> bool:
@@ -187,7 +186,7 @@ def offsets_row(values: dict[str, str]) -> dict[str, Any]:
     number(values, "LEADER-EPOCH", INT32)  # not stored, but a bad one is a damaged row
     if SHARE_OFFSETS in values:
         start, lag = (_offset(values, column) for column in (SHARE_OFFSETS, "LAG"))
-        row.update(start_offset=start, lag=lag, group_type=SHARE)
+        row.update(start_offset=start, lag=lag, group_type=GroupType.SHARE)
         return row
     current, end = _offset(values, "CURRENT-OFFSET"), _offset(values, "LOG-END-OFFSET")
     lag = _offset(values, STREAMS_OFFSETS)
@@ -200,7 +199,7 @@ def offsets_row(values: dict[str, str]) -> dict[str, Any]:
         )
     if current is None and end is not None and lag > end:
         raise RowProblem(f"OFFSET-LAG {lag} past LOG-END-OFFSET {end} without a commit")
-    row.update(current_offset=current, log_end_offset=end, lag=lag, group_type=STREAMS)
+    row.update(current_offset=current, log_end_offset=end, lag=lag, group_type=GroupType.STREAMS)
     return row
 
 
@@ -230,7 +229,7 @@ def share_member(values: dict[str, str]) -> dict[str, Any]:
         "client_id": _text(values, "CLIENT-ID"),
         "partition_count": count,
         "assignment": [{"topic": t, "partition": p} for t, p in pairs],
-        "group_type": SHARE,
+        "group_type": GroupType.SHARE,
     }
 
 
@@ -242,7 +241,7 @@ def streams_member(values: dict[str, str]) -> dict[str, Any]:
     for column in ("TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", SHARE_MEMBER_EPOCH):
         number(values, column, INT32)
     protocol = values.get("MEMBER-PROTOCOL")
-    if protocol is not None and protocol not in (CLASSIC, STREAMS):
+    if protocol is not None and protocol not in (GroupType.CLASSIC, GroupType.STREAMS):
         raise RowProblem(f"MEMBER-PROTOCOL {protocol[:40]!r} is neither classic nor streams")
     member = _text(values, STREAMS_MEMBER)
     if member is None:
@@ -254,7 +253,7 @@ def streams_member(values: dict[str, str]) -> dict[str, Any]:
         "partition_count": None,
         "assignment": None,
         "tasks": parse_tasks(values.get(STREAMS_TASKS, "")),
-        "group_type": STREAMS,
+        "group_type": GroupType.STREAMS,
     }
 
 
@@ -321,7 +320,7 @@ class TaskLines:
         task lines below it."""
         self._close()
         self.owner, self.row, self.expected = None, None, []
-        if row.get("group_type") == STREAMS and STREAMS_TASKS not in columns:
+        if row.get("group_type") == GroupType.STREAMS and STREAMS_TASKS not in columns:
             verbose = "MEMBER-PROTOCOL" in columns
             self.owner, self.row = owner, row
             self.expected = [*TASK_LINE_KINDS, *(TARGET_TASK_LINE_KINDS if verbose else ())]

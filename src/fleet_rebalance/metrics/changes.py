@@ -50,7 +50,7 @@ from typing import Any, TypeGuard
 
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics.migration_rules import CAUTION_TEXT, blockers
-from fleet_rebalance.vocabulary import Cause, Change
+from fleet_rebalance.vocabulary import Cause, Change, GroupType
 
 # Cheapest first: the order among candidates that save the same.
 EFFORT = (
@@ -60,7 +60,6 @@ EFFORT = (
     Change.PROTOCOL_MIGRATION,
 )
 FAULTS = (Change.STUCK_PARTITION, Change.FIX_CRASH_LOOP)
-CONSUMER_PROTOCOL = "consumer"
 # What a 3.0+ Java consumer runs with (KIP-735), and what brokers allow by default
 # (GroupCoordinatorConfig: group.max.session.timeout.ms; KIP-848's
 # group.consumer.max.session.timeout.ms).
@@ -522,7 +521,7 @@ def _session(
     proposed = min(
         MAX_SESSION_MS, max(MIN_PROPOSED_SESSION_MS, math.ceil(absence_ms / ROUND_MS) * ROUND_MS)
     )
-    consumer_protocol = group.protocol == CONSUMER_PROTOCOL
+    consumer_protocol = group.protocol == GroupType.CONSUMER
     setting = (
         f"the group's consumer.session.timeout.ms={proposed}"
         if consumer_protocol

@@ -18,8 +18,8 @@ from fleet_rebalance.metrics.migration_rules import (
     ranked,
     verdict,
 )
-from fleet_rebalance.metrics.protocols import CLASSIC
 from fleet_rebalance.metrics.recommendations import declared_strategies
+from fleet_rebalance.vocabulary import GroupType
 
 KEYS = ["cluster", "group_id", "date"]
 
@@ -67,7 +67,7 @@ def migration_plan(
             KEYS,
             "left",
         )
-        .where(F.coalesce(F.col("protocol"), F.lit(CLASSIC)) == CLASSIC)
+        .where(F.coalesce(F.col("protocol"), F.lit(GroupType.CLASSIC)) == GroupType.CLASSIC)
         .join(declared_strategies(group_states), KEYS, "left")
         .join(membership, KEYS, "left")
         .join(replayed, KEYS, "left")

@@ -23,7 +23,8 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame
 
-CLASSIC, CONSUMER = "classic", "consumer"
+from fleet_rebalance.vocabulary import GroupType
+
 SERVER_SIDE_ASSIGNORS = ("uniform",)  # the replay's KIP-848 assignors (not its range)
 KIP848_MEMBER_ID = r"^[A-Za-z0-9_-]{22}$"
 CLASSIC_COORDINATOR_LINE = (
@@ -35,7 +36,9 @@ GROUP = ["cluster", "group_id", "date"]
 
 def declared_protocol(declared_assignor: Column) -> Column:
     """consumer for a server-side assignor name, else classic (null: classic)."""
-    return F.when(declared_assignor.isin(*SERVER_SIDE_ASSIGNORS), CONSUMER).otherwise(CLASSIC)
+    return F.when(declared_assignor.isin(*SERVER_SIDE_ASSIGNORS), GroupType.CONSUMER).otherwise(
+        GroupType.CLASSIC
+    )
 
 
 def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
@@ -48,7 +51,9 @@ def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
         group_states.where(F.col("assignment_strategy").isNotNull())
         .groupBy("cluster", "group_id", F.col("capture_date").alias("date"))
         .agg(F.max_by("assignment_strategy", "captured_at").alias("_strategy"))
-        .select(*GROUP, (declared_protocol(F.col("_strategy")) == CONSUMER).alias("_by_state"))
+        .select(
+            *GROUP, (declared_protocol(F.col("_strategy")) == GroupType.CONSUMER).alias("_by_state")
+        )
     )
     # The latest capture's answer, true if any of its members is KIP-848's: the largest
     # (captured_at, is KIP-848) pair, in one aggregate (a null id orders below both).
@@ -60,7 +65,7 @@ def group_protocols(group_states: DataFrame, members: DataFrame) -> DataFrame:
     either = F.coalesce(F.col("_by_state"), F.lit(False)) | F.coalesce(
         F.col("_by_members"), F.lit(False)
     )
-    heuristic = F.when(either, CONSUMER).otherwise(CLASSIC)
+    heuristic = F.when(either, GroupType.CONSUMER).otherwise(GroupType.CLASSIC)
     joined = by_state.join(by_members, GROUP, how="full")
     types = _group_types(group_states, members)
     if types is None:
@@ -94,7 +99,7 @@ def cluster_brokers(protocols: DataFrame, coordinator_events: DataFrame) -> Data
     """cluster, date, brokers (consumer_groups | classic_coordinator): what a day's
     captures tell of a cluster's brokers; clusters with neither fact are absent."""
     serving = (
-        protocols.where(F.col("protocol") == CONSUMER)
+        protocols.where(F.col("protocol") == GroupType.CONSUMER)
         .select("cluster", "date")
         .distinct()
         .withColumn("_serving", F.lit(True))

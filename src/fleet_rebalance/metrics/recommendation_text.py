@@ -14,8 +14,8 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import Column
 
-from fleet_rebalance.metrics.protocols import CLASSIC_COORDINATOR, CONSUMER, CONSUMER_GROUPS
-from fleet_rebalance.vocabulary import Change
+from fleet_rebalance.metrics.protocols import CLASSIC_COORDINATOR, CONSUMER_GROUPS
+from fleet_rebalance.vocabulary import Change, GroupType, RebalanceProtocol
 
 
 def _text(value: Column) -> Column:
@@ -122,9 +122,9 @@ def _baseline_name() -> Column:
 
 def _eager_to_cooperative() -> Column:
     return (
-        (F.col("protocol") != CONSUMER)
-        & (F.col("baseline_row_protocol") == "eager")
-        & (F.col("chosen_row_protocol") == "cooperative")
+        (F.col("protocol") != GroupType.CONSUMER)
+        & (F.col("baseline_row_protocol") == RebalanceProtocol.EAGER)
+        & (F.col("chosen_row_protocol") == RebalanceProtocol.COOPERATIVE)
     )
 
 
@@ -245,7 +245,7 @@ def reason() -> Column:
         .when(kind == Change.PROTOCOL_MIGRATION, migration)
         .when(kind == Change.ASSIGNOR, assignor)
         .when(F.col("compared_with").isNull(), unmeasured)
-        .when(F.col("protocol") == CONSUMER, keep_consumer)
+        .when(F.col("protocol") == GroupType.CONSUMER, keep_consumer)
         .otherwise(keep_classic)
     )
 
@@ -340,10 +340,13 @@ def prerequisites() -> Column:
         F.when(
             kind == Change.PROTOCOL_MIGRATION, F.concat(_brokers_clause(), F.lit(MIGRATION_STEPS))
         )
-        .when((kind == Change.ASSIGNOR) & (F.col("protocol") == CONSUMER), server_swap)
+        .when((kind == Change.ASSIGNOR) & (F.col("protocol") == GroupType.CONSUMER), server_swap)
         .when((kind == Change.ASSIGNOR) & _eager_to_cooperative(), two_bounce)
         .when(kind == Change.ASSIGNOR, classic_swap)
-        .when((kind == Change.STATIC_MEMBERSHIP) & (F.col("protocol") == CONSUMER), static_consumer)
+        .when(
+            (kind == Change.STATIC_MEMBERSHIP) & (F.col("protocol") == GroupType.CONSUMER),
+            static_consumer,
+        )
         .when(kind == Change.STATIC_MEMBERSHIP, static_classic)
         .otherwise(F.lit(None).cast("string"))
     )

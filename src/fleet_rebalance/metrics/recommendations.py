@@ -44,14 +44,9 @@ from fleet_rebalance.metrics import changes
 from fleet_rebalance.metrics import recommendation_text as text
 from fleet_rebalance.metrics.arrow_rows import map_rows
 from fleet_rebalance.metrics.changes import Limits
-from fleet_rebalance.metrics.protocols import (
-    CLASSIC,
-    CONSUMER,
-    SERVER_SIDE_ASSIGNORS,
-    declared_protocol,
-)
+from fleet_rebalance.metrics.protocols import SERVER_SIDE_ASSIGNORS, declared_protocol
 from fleet_rebalance.replay.assignor_runs import OBSERVED
-from fleet_rebalance.vocabulary import Change, Status
+from fleet_rebalance.vocabulary import Change, GroupType, RebalanceProtocol, Status
 
 GROUP = ["cluster", "group_id", "date"]
 SKEW_DIGITS = 4
@@ -112,10 +107,10 @@ def recommendations(
     membership prerequisites."""
     rows = _measured(stickiness, skew, _context(declared, groups))
     kind, protocol = F.col("kind"), F.col("protocol")
-    own = ((kind == CLASSIC) & (protocol == CLASSIC)) | (
-        (kind == "server") & (protocol == CONSUMER)
+    own = ((kind == GroupType.CLASSIC) & (protocol == GroupType.CLASSIC)) | (
+        (kind == "server") & (protocol == GroupType.CONSUMER)
     )
-    migration = (kind == "server") & (protocol == CLASSIC)
+    migration = (kind == "server") & (protocol == GroupType.CLASSIC)
     declared_last = F.coalesce(
         (F.col("assignor") != F.col("declared_assignor")).cast("int"), F.lit(1)
     )
@@ -207,12 +202,12 @@ def _measured(stickiness: DataFrame, skew: DataFrame, context: DataFrame) -> Dat
     kind = (
         F.when(assignor == OBSERVED, OBSERVED)
         .when(assignor.isin(*SERVER_SIDE_ASSIGNORS), "server")
-        .otherwise(CLASSIC)
+        .otherwise(GroupType.CLASSIC)
     )
     # The replay measures `observed` of a group declaring server-side range as eager; under
     # the consumer protocol only the partitions that move pause (DESIGN: all - kept).
-    eager_observed = (assignor == OBSERVED) & (F.col("row_protocol") == "eager")
-    recounted = eager_observed & (protocol == CONSUMER)
+    eager_observed = (assignor == OBSERVED) & (F.col("row_protocol") == RebalanceProtocol.EAGER)
+    recounted = eager_observed & (protocol == GroupType.CONSUMER)
     paused = F.when(recounted, F.col("paused_partitions") - F.col("kept")).otherwise(
         F.col("paused_partitions")
     )
@@ -270,7 +265,8 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
     own_better = F.coalesce(better, F.lit(False))
     step = joined.select("*", *_pick(own_better, "own", "baseline"))
     migrate = F.coalesce(
-        (F.col("protocol") == CLASSIC) & (F.col("migration_key") < F.col("_key")), F.lit(False)
+        (F.col("protocol") == GroupType.CLASSIC) & (F.col("migration_key") < F.col("_key")),
+        F.lit(False),
     )
     step = step.select(
         "*",

@@ -39,14 +39,17 @@ import logging
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
-SHARE = "share"
+from fleet_rebalance.vocabulary import GroupType
+
 log = logging.getLogger("fleet_rebalance.metrics")
 
 
 def share_groups(states: DataFrame) -> DataFrame:
     """(cluster, group_id) of every group a group_states row says is a share group."""
     return (
-        states.where(F.col("group_type") == SHARE).select("cluster", "group_id").distinct()
+        states.where(F.col("group_type") == GroupType.SHARE)
+        .select("cluster", "group_id")
+        .distinct()
         if "group_type" in states.columns
         else states.where(F.lit(False)).select("cluster", "group_id")
     )
@@ -75,5 +78,5 @@ def without_share_groups(members: DataFrame, states: DataFrame) -> DataFrame:
     group from group_states."""
     kept = members.join(share_groups(states), ["cluster", "group_id"], "left_anti")
     if "group_type" in members.columns:
-        kept = kept.where(F.col("group_type").isNull() | (F.col("group_type") != SHARE))
+        kept = kept.where(F.col("group_type").isNull() | (F.col("group_type") != GroupType.SHARE))
     return kept

@@ -38,6 +38,7 @@ from fleet_rebalance.metrics.streams_tasks import task_movements
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
 from fleet_rebalance.storage.warehouse import Warehouse
+from fleet_rebalance.vocabulary import GroupType
 
 log = logging.getLogger("fleet_rebalance.metrics")
 
@@ -314,7 +315,7 @@ def ownership_audit(
     if "group_type" in members.columns:
         # A share group's members all fetch from the partitions they are assigned
         # (KIP-932): holding one together is its design, not double ownership.
-        members = members.where(~F.col("group_type").eqNullSafe(share_groups.SHARE))
+        members = members.where(~F.col("group_type").eqNullSafe(GroupType.SHARE))
     # max, not first: two state files of one capture (a text view and a jsonl export)
     # give one answer whatever the order they are read in.
     stated = states.groupBy(*GROUP_CAPTURE).agg(

@@ -37,6 +37,7 @@ from fleet_rebalance.replay.client_library import KAFKA, UNDECIDED, ClientLibrar
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.metrics import differing_partitions, event_metrics
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 OBSERVED = "observed"
 
@@ -360,7 +361,11 @@ def _assign(
         }
 
     result = inputs.assign(assignor, counts, subscriptions(owned, generation))
-    if follow_up and assignor.protocol == "cooperative" and assignor.name != "uniform":
+    if (
+        follow_up
+        and assignor.protocol == RebalanceProtocol.COOPERATIVE
+        and assignor.name != "uniform"
+    ):
         first = {by_id[m]: tps for m, tps in result.items()}
         result = inputs.assign(assignor, counts, subscriptions(first, generation + 1))
     return {by_id[m]: list(tps) for m, tps in result.items()}
@@ -368,5 +373,5 @@ def _assign(
 
 def _declared_protocol(strategy: str | None) -> str:
     if strategy in ("cooperative-sticky", "uniform"):
-        return "cooperative"
-    return "eager"
+        return RebalanceProtocol.COOPERATIVE
+    return RebalanceProtocol.EAGER

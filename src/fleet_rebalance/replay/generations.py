@@ -41,7 +41,7 @@ from functools import cached_property
 from typing import Any
 
 from fleet_rebalance.replay.log_causes import CLIENT_REASON, Reading, member_cause, reason_cause
-from fleet_rebalance.vocabulary import Cause, MemberEvent
+from fleet_rebalance.vocabulary import Cause, GroupType, MemberEvent
 
 MEMBER_LEAD = dt.timedelta(seconds=10)
 STARTS = ("prepare_rebalance", "epoch_bumped")
@@ -210,14 +210,14 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
         event, number = row["event"], row.get("generation")
         if event in STARTS and number is not None:
             number = number + 1 if event == "prepare_rebalance" else number
-            protocol = "classic" if event == "prepare_rebalance" else "consumer"
+            protocol = GroupType.CLASSIC if event == "prepare_rebalance" else GroupType.CONSUMER
             gen = by_number.setdefault(number, Generation(number, protocol))
             if gen.started_at is None:
                 gen.started_at, gen.start_reason = row["logged_at"], row.get("reason")
                 gen.start_line, gen.protocol = row.get("line"), protocol
                 gen.broker = row.get("broker")
         elif event in ENDS and number is not None:
-            protocol = "consumer" if event == "target_assignment" else "classic"
+            protocol = GroupType.CONSUMER if event == "target_assignment" else GroupType.CLASSIC
             gen = by_number.setdefault(number, Generation(number, protocol))
             if gen.stabilized_at is None:
                 gen.stabilized_at, gen.end_line = row["logged_at"], row.get("line")

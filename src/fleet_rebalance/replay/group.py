@@ -46,10 +46,11 @@ from fleet_rebalance.replay.client_library import ClientLibraries
 from fleet_rebalance.replay.events import RebalanceEvent
 from fleet_rebalance.replay.rebalance_events import Coverage, Settings, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
+from fleet_rebalance.vocabulary import GroupType
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 LOG = "log"  # captures-side `_kind` of a coordinator log line
-OWN_ASSIGNMENT = ("share", "streams")  # group types no consumer assignor replays
+OWN_ASSIGNMENT = (GroupType.SHARE, GroupType.STREAMS)  # group types no consumer assignor replays
 
 
 def replay_group(

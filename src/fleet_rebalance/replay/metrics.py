@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from fleet_rebalance.assignors import TopicPartition
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 Assignment = Mapping[str, Collection[TopicPartition]]
 
@@ -48,7 +49,7 @@ def event_metrics(
             reassigned += 1
         else:
             orphaned += 1
-    eager = protocol == "eager"
+    eager = protocol == RebalanceProtocol.EAGER
     paused = len(universe) if eager else len(universe) - kept
     seconds = delayed = None
     if duration_ms is not None:

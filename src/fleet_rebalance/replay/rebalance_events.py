@@ -89,7 +89,7 @@ from fleet_rebalance.replay.session_timeouts import (
     SessionTimeouts,
 )
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
-from fleet_rebalance.vocabulary import Cause, MemberEvent
+from fleet_rebalance.vocabulary import Cause, GroupType, MemberEvent
 
 HOUR = dt.timedelta(hours=1)
 # Causes a logged reason gives that say nothing of what changed.
@@ -364,7 +364,7 @@ def _absorbed(merged: list[Generation], settled: Mapping[int, dt.datetime]) -> f
     return frozenset(
         g.generation
         for g, h in itertools.pairwise(merged)
-        if g.protocol == "classic"
+        if g.protocol == GroupType.CLASSIC
         and g.generation not in settled
         and g.stabilized_at is not None
         and h.started_at is not None
@@ -512,7 +512,7 @@ def _logged(
             while pending and pending[0].at <= end:
                 _apply(state, pending.pop(0), topics, day)
             steps.append(_reconstructed(end, state, topics, strategy))
-        cutoff = gen.at if gen.protocol == "consumer" else gen.ended
+        cutoff = gen.at if gen.protocol == GroupType.CONSUMER else gen.ended
         while pending and pending[0].at <= cutoff:
             _apply(state, pending.pop(0), topics, day)
         if topics is previous and confirmed and (last or _starts_topic_change(gen)):
@@ -563,7 +563,7 @@ def _logged(
                 window=(previous.captured_at, current.captured_at),
                 steps=tuple(steps),
                 leader=gen.leader,
-                coordinator_assigned=gen.protocol == "consumer",
+                coordinator_assigned=gen.protocol == GroupType.CONSUMER,
                 follow_up_pending=(
                     last and gen.generation in day.settled and gen.ended > current.captured_at
                 ),
@@ -624,7 +624,7 @@ def _group_subscription(state: Mapping[str, MemberSnapshot], topics: Snapshot) -
 def _superseded(gen: Generation, later: list[Generation]) -> bool:
     """A KIP-848 epoch with no target assignment that a later epoch followed: the
     coordinator skipped its (delayed) assignment for the newer epoch's."""
-    return gen.protocol == "consumer" and gen.stabilized_at is None and bool(later)
+    return gen.protocol == GroupType.CONSUMER and gen.stabilized_at is None and bool(later)
 
 
 def _starts_topic_change(gen: Generation) -> bool:
@@ -646,7 +646,11 @@ def _strategy(gen: Generation, previous: Snapshot, current: Snapshot) -> str | N
     generation, at the latest the one the closing capture shows (a classic group
     converted to a consumer group on its first KIP-848 member: its last classic
     generations were still the members' classic assignor's)."""
-    if gen.protocol == "classic" and previous.strategy and previous.strategy != current.strategy:
+    if (
+        gen.protocol == GroupType.CLASSIC
+        and previous.strategy
+        and previous.strategy != current.strategy
+    ):
         return previous.strategy
     return current.strategy
 

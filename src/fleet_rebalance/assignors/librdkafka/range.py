@@ -16,13 +16,14 @@ from collections.abc import Mapping
 from fleet_rebalance.assignors.librdkafka.base import LibrdkafkaAssignor
 from fleet_rebalance.assignors.librdkafka.ordering import eligible_topics, members_in_order
 from fleet_rebalance.assignors.types import Subscription, TopicPartition, topic_partitions
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 
 class LibrdkafkaRangeAssignor(LibrdkafkaAssignor):
     """librdkafka's `range` (module docstring)."""
 
     name = "range"
-    protocol = "eager"
+    protocol = RebalanceProtocol.EAGER
 
     def _deal(
         self, partitions_per_topic: Mapping[str, int], subs: dict[str, Subscription]

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from fleet_rebalance.assignors.librdkafka.base import LibrdkafkaAssignor
 from fleet_rebalance.assignors.librdkafka.ordering import eligible_topics, glibc_sort
 from fleet_rebalance.assignors.types import Subscription, TopicPartition, topic_partitions
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 Partition = TopicPartition
 
@@ -60,7 +61,7 @@ class LibrdkafkaCooperativeStickyAssignor(LibrdkafkaAssignor):
     round, partitions changing owner left out."""
 
     name = "cooperative-sticky"
-    protocol = "cooperative"
+    protocol = RebalanceProtocol.COOPERATIVE
 
     def _deal(
         self, partitions_per_topic: Mapping[str, int], subscriptions: dict[str, Subscription]

@@ -18,6 +18,7 @@ from fleet_rebalance.capture.describe.headers import MEMBERS_VIEW, OFFSETS_VIEW,
 from fleet_rebalance.capture.describe.split import COORDINATOR_ID, ROW_LINE, RowError
 from fleet_rebalance.capture.numbers import INT32, INT64, NumberError, not_negative, parse_int
 from fleet_rebalance.capture.result import GROUP_STATES, MEMBERS, OFFSETS
+from fleet_rebalance.vocabulary import GroupType
 
 # KIP-1099 (4.x --members --verbose): member epochs, `-` for classic groups.
 EPOCH_COLUMNS = ("CURRENT-EPOCH", "TARGET-EPOCH")
@@ -115,9 +116,9 @@ def offsets_row(values: dict[str, str], context: ParseContext) -> Row | None:
 def members_row(values: dict[str, str], context: ParseContext) -> Row:
     """A members row of any release's layout, its assignment checked against #PARTITIONS."""
     kind = ss.members_type(list(values))
-    if kind == ss.STREAMS:
+    if kind == GroupType.STREAMS:
         return {"group_id": _group(values, context), **ss.streams_member(values)}
-    if kind == ss.SHARE:
+    if kind == GroupType.SHARE:
         return {"group_id": _group(values, context), **ss.share_member(values)}
     count = not_negative(_number(values, "#PARTITIONS", INT32), "#PARTITIONS")
     member_epoch, target_epoch = (_number(values, column, INT32) for column in EPOCH_COLUMNS)
