@@ -108,10 +108,12 @@ def group_type(text: str | None) -> str | None:
     `classic`), lower case; None for no value or `Unknown` (the broker did not say)."""
     if text is None or text.lower() == UNKNOWN_TYPE.lower():
         return None
-    kind = text.lower()
-    if kind not in tuple(GroupType):
-        raise RowProblem(f"unknown group type {text[:40]!r} (Kafka has {', '.join(GroupType)})")
-    return kind
+    try:
+        return GroupType(text.lower())
+    except ValueError:
+        raise RowProblem(
+            f"unknown group type {text[:40]!r} (Kafka has {', '.join(GroupType)})"
+        ) from None
 
 
 def members_type(columns: list[str]) -> str | None:
