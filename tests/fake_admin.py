@@ -78,6 +78,8 @@ class FakeCluster:
     latency_s: float = 0.0  # each reply arrives this much later, requests overlapping
     describe_errors: dict[str, int] = field(default_factory=dict)  # group -> KafkaError code
     offset_errors: dict[str, int] = field(default_factory=dict)
+    racks: dict[int, str | None] = field(default_factory=lambda: {b: f"rack-{b}" for b in BROKERS})
+    describe_cluster_error: int | None = None  # a KafkaError code
     calls: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -145,7 +147,7 @@ def _node(broker: int) -> Node:
 
 
 class FakeAdmin:
-    """The five AdminClient calls (admin.AdminClientLike) over one FakeCluster."""
+    """The six AdminClient calls (admin.AdminClientLike) over one FakeCluster."""
 
     def __init__(self, cluster: FakeCluster) -> None:
         self.cluster = cluster
@@ -241,6 +243,13 @@ class FakeAdmin:
     def list_topics(self, *_: Any, **__: Any) -> Any:
         self._call("list_topics")
         return SimpleNamespace(topics={name: None for name in self.cluster.topics})
+
+    def describe_cluster(self, **_: Any) -> Future:
+        self._call("describe_cluster")
+        if self.cluster.describe_cluster_error is not None:
+            return self._reply(error=_failure(self.cluster.describe_cluster_error))
+        nodes = [Node(b, "127.0.0.1", 9090 + b, rack) for b, rack in self.cluster.racks.items()]
+        return self._reply(SimpleNamespace(nodes=nodes))
 
     def describe_topics(self, topics: Any, **_: Any) -> dict[str, Future]:
         self._call("describe_topics")

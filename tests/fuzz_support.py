@@ -44,7 +44,7 @@ SEED_LINES = 40  # small seeds keep one example to a few milliseconds
 T = TypeVar("T")
 
 CRASH, LINES, VALUE = "crash", "lines", "value"
-KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl")
+KINDS = ("offsets", "members", "state", "topics", "coordinator_log", "jsonl", "brokers", "log_dirs")
 
 
 # --------------------------------------------------------------------------- seeds
@@ -303,6 +303,29 @@ JSONL = [
 ]
 
 
+BROKERS = (
+    "All configs for broker 1 are:\n"
+    "  advertised.listeners=PLAINTEXT://10.0.1.7:9092 sensitive=false "
+    "synonyms={STATIC_BROKER_CONFIG:advertised.listeners=PLAINTEXT://10.0.1.7:9092}\n"
+    "  broker.rack=use1-az1 sensitive=false synonyms={STATIC_BROKER_CONFIG:broker.rack=use1-az1}\n"
+    "  ssl.key.password=null sensitive=true synonyms={}\n"
+    "All configs for broker 2 are:\n"
+    "  broker.rack=null sensitive=false synonyms={}\n"
+    "  group.streams.rack.aware.assignment.tags= sensitive=false "
+    "synonyms={DEFAULT_CONFIG:group.streams.rack.aware.assignment.tags=}\n"
+    "Default configs for brokers in the cluster are:\n"
+)
+LOG_DIRS = (
+    "Querying brokers for log directories information\n"
+    "Received log directory information from brokers 1,2\n"
+    '{"brokers":[{"broker":1,"logDirs":[{"partitions":[{"partition":"orders-eu-0",'
+    '"size":73400320,"offsetLag":0,"isFuture":false},{"partition":"audit-11","size":0,'
+    '"offsetLag":3,"isFuture":true}],"error":null,"logDir":"/var/lib/kafka/data"}]},'
+    '{"broker":2,"logDirs":[{"partitions":[],"error":"KafkaStorageException",'
+    '"logDir":"/var/lib/kafka/data2"}]}],"version":1}\n'
+)
+
+
 def _literal_seeds() -> list[Seed]:
     def one(name: str, kind: str, relative: str, text: str) -> Seed:
         return Seed(name, kind, relative, {relative: text.encode()})
@@ -342,6 +365,8 @@ def _literal_seeds() -> list[Seed]:
             "prod-east/exports/2026-11-20T0910Z/groups.jsonl",
             "".join(json.dumps(s) + "\n" for s in JSONL),
         ),
+        one("brokers 3.x/4.x", "brokers", FORMATS_CAPTURE + "brokers.txt", BROKERS),
+        one("log dirs 3.6+", "log_dirs", FORMATS_CAPTURE + "log-dirs.txt", LOG_DIRS),
     ]
 
 
@@ -1190,6 +1215,8 @@ def _check_values(lines: list[str], outputs: FileOutputs) -> list[Problem]:
             for column in NOT_NEGATIVE.get(table, ())
             if _negative(row.get(column))
         ]
+        if table == "brokers" and number is not None:
+            problems += _broker_header_mismatch(row, lines[:number])
         topic_id = row.get("topic_id")
         if topic_id and not re.search(
             rf"TopicId[ \t]*:[ \t]*{re.escape(topic_id)}[ \t]*(?![^\t\n])", text
@@ -1214,6 +1241,8 @@ NOT_NEGATIVE = {
     "members": ("partition_count",),
     "group_states": ("member_count",),
     "topic_partitions": ("partition", "leader", "replicas", "isr"),
+    "brokers": ("broker",),
+    "partition_sizes": ("partition", "broker", "size_bytes"),
 }
 
 
@@ -1247,6 +1276,9 @@ def _row_mismatches(
     table: str, row: dict[str, Any], line: str, outputs: FileOutputs | None
 ) -> Iterator[tuple[str, str]]:
     """(check, detail) for each value of row that `line` does not spell."""
+    if table == "partition_sizes":
+        yield from _replica_mismatches(row, line)
+        return
     for column, value in _from_line(row).items():
         if value is None:
             continue
@@ -1254,6 +1286,8 @@ def _row_mismatches(
             yield from _assignment_mismatches(row, line, outputs)
         elif column == "subscription" and row.get("subscription_inferred") is not False:
             continue  # inferred from the capture's offsets (DESIGN.md), not from the line
+        elif column == "broker" and table == "brokers":
+            continue  # from its block's header: _broker_header_mismatch
         elif column == "broker" and not _int_in(value, line):
             if _broker_from_path(row) != value:
                 yield f"{table}.broker neither in the line nor the path", f"{value!r}"
@@ -1272,6 +1306,40 @@ def _row_mismatches(
             yield f"{table}.{column} ({kind}) not in the line", f"stored {_short(value)}"
     if table == "offsets":
         yield from _lag_mismatches(row, line)
+
+
+def _broker_header_mismatch(row: dict[str, Any], above: list[str]) -> list[Problem]:
+    """A broker's rack row: its broker is the last block header at or above its line."""
+    headers = [h for h in above if h.startswith(("All configs for broker ", "Default configs"))]
+    if headers and headers[-1] == f"All configs for broker {row['broker']} are:":
+        return []
+    last = headers[-1] if headers else "none"
+    return [Problem(VALUE, "brokers.broker not its block's header", last, row["line_number"])]
+
+
+def _replica_mismatches(row: dict[str, Any], line: str) -> Iterator[tuple[str, str]]:
+    """A replica's row is an entry of the line's document, under its broker."""
+    try:
+        document = json.loads(line)
+        entries = [
+            (b["broker"], d["logDir"], p["partition"], p["size"], p["offsetLag"], p["isFuture"])
+            for b in document["brokers"]
+            for d in b["logDirs"]
+            for p in d["partitions"]
+        ]
+    except (ValueError, TypeError, KeyError) as exc:
+        yield "partition_sizes row from a line that is no document", repr(exc)[:80]
+        return
+    stored = (
+        row["broker"],
+        row["log_dir"],
+        f"{row['topic']}-{row['partition']}",
+        row["size_bytes"],
+        row["offset_lag"],
+        row["is_future"],
+    )
+    if stored not in entries:
+        yield "partition_sizes row is no entry of its document", _short(stored)
 
 
 def _spelled(value: Any, line: str) -> bool:

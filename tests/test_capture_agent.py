@@ -33,7 +33,7 @@ from fleet_rebalance.agent.config import (
 )
 from fleet_rebalance.agent.errors import ConfigError
 from fleet_rebalance.agent.runner import cluster_loop, run_forever, run_once
-from fleet_rebalance.agent.snapshot import GROUPS_FILE, TOPICS_FILE
+from fleet_rebalance.agent.snapshot import BROKERS_FILE, GROUPS_FILE, TOPICS_FILE
 from fleet_rebalance.agent.writer import remove_stale_staging
 from fleet_rebalance.capture.parse import parse_capture
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN
@@ -316,6 +316,37 @@ def test_topics_file_parses_into_topic_partitions(tmp_path):
     assert all(r["topic_id"] and len(r["topic_id"]) == 22 for r in rows)
 
 
+def test_brokers_file_parses_into_each_brokers_rack(tmp_path):
+    """Given the east cluster's three nodes, one of them without a rack, Then brokers.txt
+    parses as kafka-configs.sh --describe --all; Expected: one row per broker, null rack
+    for the one without."""
+    raw = tmp_path / "raw"
+    cluster = east()
+    cluster.racks = {1: "use1-az1", 2: None, 3: "b"}
+    run_once(config_for(raw, "east"), {"east": FakeAdmin(cluster)}, Lines(), now=lambda: AT)
+    (directory,) = snapshots(raw, "east")
+    result = parsed(raw, directory / BROKERS_FILE)
+    assert (result.kind, result.status, result.quarantine) == ("brokers", "ok", [])
+    assert pick(result.records("brokers"), "broker", "rack") == [
+        (1, "use1-az1"),
+        (2, None),
+        (3, "b"),
+    ]
+
+
+def test_a_cluster_description_that_fails_leaves_out_brokers_txt_only(tmp_path):
+    """Given describe_cluster failing, Then the groups and topics are still written and the
+    cycle's line says why the racks are missing; Expected: no brokers.txt."""
+    raw = tmp_path / "raw"
+    cluster = east()
+    cluster.describe_cluster_error = KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    lines = Lines()
+    run_once(config_for(raw, "east"), {"east": FakeAdmin(cluster)}, lines, now=lambda: AT)
+    (directory,) = snapshots(raw, "east")
+    assert sorted(p.name for p in directory.iterdir()) == [GROUPS_FILE, TOPICS_FILE]
+    assert "; brokers not described: CLUSTER_AUTHORIZATION_FAILED" in lines.lines[0]
+
+
 def test_a_group_whose_offsets_cannot_be_read_is_written_as_failed(tmp_path):
     """Given orders-app's offset fetch failing, Then the group is written with its reason
     and neither members nor offsets (members without offsets would make ingest infer an
@@ -355,7 +386,7 @@ def test_an_incomplete_listing_is_captured_and_noted(tmp_path):
 
 def test_a_cluster_without_groups_gets_no_groups_file(tmp_path):
     """Given a cluster with topics and no groups, Then no groups.jsonl is written (ingest
-    reads an empty capture file as a failed capture); Expected: topics.txt alone."""
+    reads an empty capture file as a failed capture); Expected: brokers.txt and topics.txt."""
     raw = tmp_path / "raw"
     cluster = FakeCluster(topics={"orders": 2}, log_end={("orders", 0): 1, ("orders", 1): 1})
     lines = Lines()
@@ -364,7 +395,7 @@ def test_a_cluster_without_groups_gets_no_groups_file(tmp_path):
     )
     assert " east ok 0 groups, 0 partitions, 1 topics in " in lines.lines[0]
     (directory,) = snapshots(raw, "east")
-    assert [p.name for p in directory.iterdir()] == [TOPICS_FILE]
+    assert sorted(p.name for p in directory.iterdir()) == [BROKERS_FILE, TOPICS_FILE]
 
 
 def test_a_consumer_group_short_of_its_target_assignment_is_reconciling(tmp_path):
@@ -571,7 +602,7 @@ def test_a_rerun_of_the_same_second_replaces_the_snapshot(tmp_path):
     for _ in range(2):
         run_once(config_for(raw, "east"), {"east": FakeAdmin(east())}, Lines(), now=lambda: AT)
     (directory,) = snapshots(raw, "east")
-    assert sorted(p.name for p in directory.iterdir()) == [GROUPS_FILE, TOPICS_FILE]
+    assert sorted(p.name for p in directory.iterdir()) == [BROKERS_FILE, GROUPS_FILE, TOPICS_FILE]
     assert [p for p in (raw / "east" / "captures").iterdir() if p.name.startswith(".")] == []
 
 

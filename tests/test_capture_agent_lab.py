@@ -8,7 +8,10 @@ What is compared, and how:
   move in between; a rebalance in that window retries once);
 - offsets: the same rows (group, topic, partition, owner); committed and log-end
   offsets lie between the two CLI captures' values (the producer and the consumers keep
-  moving them; a capture cannot be simultaneous with another).
+  moving them; a capture cannot be simultaneous with another);
+- brokers: each broker's rack, as kafka-configs.sh --all and the agent's cluster
+  description give it, is the lab's broker.rack; partition_sizes (kafka-log-dirs.sh
+  only: the agent's client has no DescribeLogDirs) holds every replica, none shrinking.
 What is not compared: source_file / line_number / captured_at (each capture's own),
 the extra keys only the agent writes (type, target assignment, log start offsets).
 """
@@ -33,7 +36,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.lab]
 
 LINE = "4"
 CLI_VIEWS = ("consumer-groups-state.txt", "consumer-groups-members.txt",
-             "consumer-groups-offsets.txt", "topics.txt")  # fmt: skip
+             "consumer-groups-offsets.txt", "topics.txt",
+             "brokers.txt", "log-dirs.txt")  # fmt: skip
 STATE_KEYS = ("state", "assignment_strategy", "coordinator_host", "coordinator_id", "member_count")
 MEMBER_KEYS = ("group_instance_id", "host", "client_id", "partition_count")
 
@@ -154,7 +158,7 @@ def test_agent_snapshot_gives_the_cli_captures_rows(tmp_path):
                 break
         else:
             pytest.fail("the lab's groups kept rebalancing around the agent's capture")
-        agent = rows(agent_raw, agent_dir, ("groups.jsonl", "topics.txt"))
+        agent = rows(agent_raw, agent_dir, ("groups.jsonl", "topics.txt", "brokers.txt"))
 
     assert stamp_of(before_dir) <= stamp_of(agent_dir) <= stamp_of(after_dir)
     assert states(agent) == states(before)
@@ -175,3 +179,20 @@ def test_agent_snapshot_gives_the_cli_captures_rows(tmp_path):
                 and between(low[key][1], value[1], high[key][1]))
     }  # fmt: skip
     assert outside == {}
+    # Racks: kafka-configs.sh --all's broker.rack lines, and the agent's cluster description.
+    racks = {1: "rack-1", 2: "rack-2", 3: "rack-3"}
+    assert {r["broker"]: r["rack"] for r in before["brokers"]} == racks
+    assert {r["broker"]: r["rack"] for r in agent["brokers"]} == racks
+    # Sizes: kafka-log-dirs.sh's replica of every partition on every broker holding it,
+    # each log no smaller a capture later (no retention runs in the lab).
+    replicas = {(t, p, b) for t, _, p, _, held, _ in topics(before) for b in held}
+    sizes = {
+        (r["topic"], r["partition"], r["broker"]): r["size_bytes"] for r in after["partition_sizes"]
+    }
+    assert replicas <= sizes.keys()
+    earlier = {
+        (r["topic"], r["partition"], r["broker"]): r["size_bytes"]
+        for r in before["partition_sizes"]
+    }
+    assert all(sizes[k] >= earlier[k] for k in replicas)
+    assert sum(sizes[k] for k in replicas if k[0] == "orders") > 0

@@ -123,6 +123,33 @@ def test_rerun_of_a_date_changes_nothing(spark, sample):
     assert {t: DeltaTable(config.table_path(t)).version() for t in bronze.TABLES} == versions
 
 
+def test_the_broker_views_land_in_brokers_and_partition_sizes(spark, tmp_path):
+    """Given the lab's real kafka-configs.sh --all and kafka-log-dirs.sh output in one
+    capture, Then ingest stores each broker's rack and every replica's size, nothing
+    quarantined (the views' parsing: test_broker_views)."""
+    capture = tmp_path / "raw" / "lab" / "captures" / "2026-11-20T0600Z"
+    capture.mkdir(parents=True)
+    views = PROJECT / "tests" / "data" / "broker_views" / "4.4.0"
+    for name in ("brokers.txt", "log-dirs.txt"):
+        shutil.copy(views / name, capture / name)
+    config = Config(raw_root=str(tmp_path / "raw"), warehouse=str(tmp_path / "wh"))
+    counts = ingest.run(spark, config, DAY)
+    racks = table(spark, config, "brokers").select("cluster", "broker", "rack", "captured_at")
+    expected = spark.createDataFrame(
+        [("lab", b, f"rack-{b}", AT) for b in (1, 2, 3)],
+        "cluster string, broker int, rack string, captured_at timestamp",
+    )
+    assert_df_equality(
+        racks, expected, ignore_nullable=True, ignore_metadata=True, ignore_row_order=True
+    )
+    sizes = table(spark, config, "partition_sizes")
+    assert counts["partition_sizes"] == sizes.count() > 0
+    assert sizes.where(F.col("topic") == "__consumer_offsets").count() > 0
+    files = table(spark, config, "ingested_files").select("kind", "status").collect()
+    assert sorted(tuple(r) for r in files) == [("brokers", "ok"), ("log_dirs", "ok")]
+    assert counts["quarantine"] == 0
+
+
 def test_a_late_file_adds_exactly_its_rows(spark, small_fleet):
     config, raw = small_fleet
     before = table(spark, config, "offsets").drop("source_file", "line_number").localCheckpoint()

@@ -214,6 +214,44 @@ BRONZE: dict[str, TableDoc] = {
             **_SOURCE,
         },
     },
+    "brokers": {
+        "about": (
+            "One row per broker per capture of the brokers' racks: `kafka-configs.sh "
+            "--describe --entity-type brokers --all` (its broker.rack line), or fleet-capture's "
+            "cluster description. A broker's zone for cross-zone traffic is its rack."
+        ),
+        "columns": {
+            **_CLUSTER,
+            "broker": "Broker (node) id.",
+            "rack": "The broker's broker.rack; null where it has none (the tool prints null).",
+            **_CAPTURED,
+            **_SOURCE,
+        },
+    },
+    "partition_sizes": {
+        "about": (
+            "One row per replica per capture of `kafka-log-dirs.sh --describe`: the bytes "
+            "the replica's log holds on its broker's disk. Growth between captures is bytes "
+            "written; a drop is retention deleting segments, not negative traffic."
+        ),
+        "columns": {
+            **_CLUSTER,
+            **_TOPIC_PARTITION,
+            "broker": "Broker whose disk holds the replica.",
+            "log_dir": "The log directory holding it, as the broker reports it.",
+            "size_bytes": "Bytes of the replica's log segments (size).",
+            "offset_lag": (
+                "offsetLag as reported: the high watermark minus the log end offset for the "
+                "current replica, the distance to the current replica for a future one."
+            ),
+            "is_future": (
+                "True for a future replica (being moved between the broker's log dirs); "
+                "its bytes are a copy, not the partition's."
+            ),
+            **_CAPTURED,
+            **_SOURCE,
+        },
+    },
     "coordinator_events": {
         "about": (
             "One row per group-coordinator line of a broker's server.log that records a "
@@ -249,7 +287,7 @@ BRONZE: dict[str, TableDoc] = {
             "reason": "Why the line was not read.",
             "kind": (
                 "Capture kind of the file: offsets, members, state, topics, coordinator_log, "
-                "jsonl, or unknown."
+                "jsonl, brokers, log_dirs, or unknown."
             ),
             "capture_date": "UTC date of the file's capture; the partition column.",
         },

@@ -4,7 +4,9 @@
  * (stdout and stderr, as `2>&1` captures them) in the raw_root layout:
  *   <out>/<cluster>/captures/<UTC yyyy-MM-ddTHHmmssZ>/consumer-groups-offsets.txt ...
  * Views: `kafka-consumer-groups.sh --describe --all-groups` (offsets), `... --members
- * --verbose` (members), `... --state` (state), `kafka-topics.sh --describe` (topics). It
+ * --verbose` (members), `... --state` (state), `kafka-topics.sh --describe` (topics),
+ * `kafka-configs.sh --describe --entity-type brokers --all` (brokers) and
+ * `kafka-log-dirs.sh --describe` (log-dirs). It
  * stops when the file `stop` exists, then writes each group's generation (group epoch) as
  * the brokers report it, where the admin API does, to the file `generations`.
  *
@@ -35,6 +37,12 @@ public final class LabCapture {
         "org.apache.kafka.tools.consumergroup.ConsumerGroupCommand",
     };
     private static final String TOPIC_TOOL = "org.apache.kafka.tools.TopicCommand";
+    // The brokers' racks and replicas' sizes (FORMATS 1.7): ConfigCommand is Scala in
+    // core up to its Java port in tools; LogDirsCommand is Java in both lines.
+    private static final String[] CONFIG_TOOLS = {
+        "org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand",
+    };
+    private static final String LOG_DIRS_TOOL = "org.apache.kafka.tools.LogDirsCommand";
 
     /** The running tool's output and its length when the tool called Exit.exit (-1: not yet). */
     private static volatile ByteArrayOutputStream output;
@@ -52,12 +60,17 @@ public final class LabCapture {
         keepRunningAfterTools();
         Method groups = toolMain(GROUP_TOOLS);
         Method topics = toolMain(new String[] {TOPIC_TOOL});
+        Method configs = toolMain(CONFIG_TOOLS);
+        Method logDirs = toolMain(new String[] {LOG_DIRS_TOOL});
+        String[] brokers = {"--bootstrap-server", bootstrap, "--describe", "--entity-type", "brokers", "--all"};
         // One round whose output is dropped: the first run of each tool loads its classes
         // and connects for seconds; a capture then takes well under a second after its stamp.
         Path warmUp = Files.createTempDirectory("lab-capture");
         String[] describe = {"--bootstrap-server", bootstrap, "--describe"};
         run(groups, warmUp.resolve("state.txt"), concat(describe, "--all-groups", "--state"));
         run(topics, warmUp.resolve("topics.txt"), describe);
+        run(configs, warmUp.resolve("brokers.txt"), brokers);
+        run(logDirs, warmUp.resolve("log-dirs.txt"), describe);
         while (!Files.exists(stop)) {
             long started = System.currentTimeMillis();
             Path dir = root.resolve("captures").resolve(STAMP.format(ZonedDateTime.now(ZoneOffset.UTC)));
@@ -67,6 +80,8 @@ public final class LabCapture {
             run(groups, dir.resolve("consumer-groups-members.txt"), concat(base, "--members", "--verbose"));
             run(groups, dir.resolve("consumer-groups-state.txt"), concat(base, "--state"));
             run(topics, dir.resolve("topics.txt"), new String[] {"--bootstrap-server", bootstrap, "--describe"});
+            run(configs, dir.resolve("brokers.txt"), brokers);
+            run(logDirs, dir.resolve("log-dirs.txt"), new String[] {"--bootstrap-server", bootstrap, "--describe"});
             long rest = interval - (System.currentTimeMillis() - started);
             if (rest > 0) {
                 Thread.sleep(rest);
@@ -132,10 +147,16 @@ public final class LabCapture {
         System.setOut(capture);
         System.setErr(capture);
         try {
-            tool.invoke(null, (Object) args);
-        } catch (java.lang.reflect.InvocationTargetException e) {
-            if (!(e.getCause() instanceof ToolExit)) {
-                e.getCause().printStackTrace(capture);
+            invoke(tool, args, capture);
+        } catch (Throwable e) {
+            Throwable cause = e;
+            while ((cause instanceof java.lang.reflect.InvocationTargetException
+                    || cause instanceof java.lang.reflect.UndeclaredThrowableException)
+                    && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            if (!(cause instanceof ToolExit)) {
+                cause.printStackTrace(capture);
             }
         } finally {
             System.setOut(out);
@@ -149,6 +170,30 @@ public final class LabCapture {
         Path partial = file.resolveSibling("." + file.getFileName());
         Files.write(partial, written);
         Files.move(partial, file);
+    }
+
+    /** A Scala tool (3.x's ConfigCommand) prints through scala.Console, which keeps the
+     *  System.out of its first use: its output is captured by Console.withOut as well. */
+    private static void invoke(Method tool, String[] args, PrintStream capture) throws Throwable {
+        Class<?> console;
+        try {
+            console = Class.forName("scala.Console");
+        } catch (ClassNotFoundException e) {
+            tool.invoke(null, (Object) args);  // no Scala on this line's classpath
+            return;
+        }
+        Class<?> function0 = Class.forName("scala.Function0");
+        Object body = java.lang.reflect.Proxy.newProxyInstance(
+            function0.getClassLoader(), new Class<?>[] {function0}, (proxy, method, margs) -> {
+                if (method.getName().equals("apply")) {
+                    return tool.invoke(null, (Object) args);
+                }
+                if (method.getDeclaringClass() == Object.class) {
+                    return method.invoke(LabCapture.class, margs);
+                }
+                throw new UnsupportedOperationException(method.getName());
+            });
+        console.getMethod("withOut", PrintStream.class, function0).invoke(null, capture, body);
     }
 
     /** Each group's generation (KIP-848 group epoch, classic generation) where the admin

@@ -53,6 +53,8 @@ class AdminClientLike(Protocol):
 
     def describe_topics(self, topics: Any, **kwargs: Any) -> dict[str, Future]: ...
 
+    def describe_cluster(self, **kwargs: Any) -> Future: ...
+
 
 AdminFactory = Callable[[ClusterConfig], AdminClientLike]
 

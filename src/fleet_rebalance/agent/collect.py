@@ -44,6 +44,7 @@ from fleet_rebalance.agent.admin import (
 from fleet_rebalance.agent.config import Batching, ClusterConfig, Timeouts
 from fleet_rebalance.agent.errors import ClusterUnavailable
 from fleet_rebalance.agent.snapshot import (
+    BrokerSnapshot,
     ClusterSnapshot,
     Coordinator,
     GroupSnapshot,
@@ -105,6 +106,13 @@ def capture_cluster(
     except Exception as exc:  # any client failure leaves topics out, not the groups
         notes.append(f"topics not described: {error_text(exc)}")
         topics = None
+    try:
+        brokers = describe_brokers(admin, request_s, deadline)
+    except ClusterUnavailable:
+        raise
+    except Exception as exc:  # as for topics: the racks are left out, not the groups
+        notes.append(f"brokers not described: {error_text(exc)}")
+        brokers = None
     partitions = sorted({tp for g in groups for tp in g.partitions()})
     step = batching.list_offsets_partitions
     log_end = log_offsets(admin, partitions, OffsetSpec.latest(), request_s, deadline, step)
@@ -114,6 +122,7 @@ def capture_cluster(
         captured_at=captured_at,
         groups=groups,
         topics=topics,
+        brokers=brokers,
         log_end=log_end,
         log_start=log_start,
         notes=notes,
@@ -302,6 +311,15 @@ def describe_topics(
                 )
             )
     return topics
+
+
+def describe_brokers(
+    admin: AdminClientLike, request_s: float, deadline: Deadline
+) -> list[BrokerSnapshot]:
+    """Every node of the cluster description with its rack (client.rack's counterpart)."""
+    future = admin.describe_cluster(request_timeout=request_s)
+    described = future.result(timeout=deadline.wait(request_s, "the cluster description"))
+    return sorted((BrokerSnapshot(n.id, n.rack) for n in described.nodes), key=lambda b: b.id)
 
 
 def kafka_uuid(uuid: Any) -> str | None:

@@ -23,8 +23,10 @@ from fleet_rebalance.agent.collect import capture_cluster
 from fleet_rebalance.agent.config import AgentConfig, ClusterConfig
 from fleet_rebalance.agent.errors import ClusterUnavailable
 from fleet_rebalance.agent.snapshot import (
+    BROKERS_FILE,
     GROUPS_FILE,
     TOPICS_FILE,
+    brokers_lines,
     group_lines,
     stamp,
     topics_lines,
@@ -80,6 +82,8 @@ def run_cycle(
             files.append((GROUPS_FILE, group_lines(snapshot)))
         if snapshot.topics is not None:
             files.append((TOPICS_FILE, topics_lines(snapshot.topics)))
+        if snapshot.brokers is not None:
+            files.append((BROKERS_FILE, brokers_lines(snapshot.brokers)))
         path = write_snapshot(config.raw_root, cluster.name, captured_at, files, config.compression)
     except (ClusterUnavailable, OSError) as exc:
         return CycleResult(cluster.name, captured_at, clock() - started, error=str(exc))

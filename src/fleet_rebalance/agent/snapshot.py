@@ -17,6 +17,11 @@ members left"; the file's ingested_files.reason names the groups.
 
 `topics.txt` is `kafka-topics.sh --describe`'s layout (FORMATS.md 2): Configs empty
 (the agent does not read topic configs) and no Elr fields (the admin API has none).
+
+`brokers.txt` is `kafka-configs.sh --describe --entity-type brokers --all`'s layout
+(FORMATS.md 1.7) holding only each broker's `broker.rack` line, from the cluster
+description's nodes (`null` for a node without a rack); `synonyms={}` because the
+admin API's nodes do not say where the rack was configured.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import NotRequired, TypedDict
 TopicPartitionKey = tuple[str, int]
 GROUPS_FILE = "groups.jsonl"
 TOPICS_FILE = "topics.txt"
+BROKERS_FILE = "brokers.txt"
 NIL_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: the CLI prints no TopicId for it
 
 
@@ -93,12 +99,19 @@ class TopicSnapshot:
     partitions: tuple[PartitionInfo, ...]
 
 
+@dataclass(frozen=True)
+class BrokerSnapshot:
+    id: int
+    rack: str | None
+
+
 @dataclass
 class ClusterSnapshot:
     cluster: str
     captured_at: dt.datetime
     groups: list[GroupSnapshot]
     topics: list[TopicSnapshot] | None  # None: the topics could not be described
+    brokers: list[BrokerSnapshot] | None = None  # None: the cluster could not be described
     log_end: dict[TopicPartitionKey, int] = field(default_factory=dict)
     log_start: dict[TopicPartitionKey, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -288,6 +301,14 @@ def topics_lines(topics: list[TopicSnapshot]) -> Iterator[str]:
                 f"\tTopic: {topic.name}\tPartition: {p.partition}\tLeader: {leader}"
                 f"\tReplicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}"
             )
+
+
+def brokers_lines(brokers: list[BrokerSnapshot]) -> Iterator[str]:
+    """brokers.txt: kafka-configs.sh --all's block per broker, its broker.rack line only."""
+    for broker in sorted(brokers, key=lambda b: b.id):
+        rack = "null" if broker.rack is None else broker.rack
+        yield f"All configs for broker {broker.id} are:"
+        yield f"  broker.rack={rack} sensitive=false synonyms={{}}"
 
 
 def _ids(brokers: tuple[int, ...]) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fleet_rebalance.capture.brokers import is_brokers_line
 from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.describe import HEADER_WORDS, header_view
 from fleet_rebalance.capture.result import OK, ParseResult
@@ -154,6 +155,8 @@ def boundary_of(kind: str) -> Boundary | None:
         return _describe_header
     if kind == "topics":
         return _topic_line
+    if kind == "brokers":
+        return is_brokers_line
     return None
 
 

@@ -11,6 +11,7 @@ from collections.abc import Generator
 from typing import Literal, TypeVar
 
 from fleet_rebalance.capture import tool_messages as msg
+from fleet_rebalance.capture.brokers import is_brokers_line, parse_brokers
 from fleet_rebalance.capture.chunks import (
     DEFAULT_MAX_MEMORY_MB,
     Budget,
@@ -36,6 +37,7 @@ from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.coordinator_log import is_log_line, parse_coordinator_log
 from fleet_rebalance.capture.describe import header_view, parse_describe
 from fleet_rebalance.capture.jsonl import parse_jsonl
+from fleet_rebalance.capture.log_dirs import is_log_dirs_line, parse_log_dirs
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN, CapturePath, parse_capture_path
 from fleet_rebalance.capture.result import (
     FAILED_CAPTURE,
@@ -49,7 +51,9 @@ from fleet_rebalance.capture.text import BINARY_SHARE, LineStream, control_share
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
 Done = TypeVar("Done")
-CaptureKind = Literal["offsets", "members", "state", "topics", "coordinator_log", "jsonl"]
+CaptureKind = Literal[
+    "offsets", "members", "state", "topics", "coordinator_log", "jsonl", "brokers", "log_dirs"
+]
 
 
 def detect_kind(text_lines: list[str]) -> CaptureKind | None:
@@ -62,6 +66,10 @@ def detect_kind(text_lines: list[str]) -> CaptureKind | None:
             return header[0]
         if is_topics_line(line):
             return "topics"
+        if is_brokers_line(line):
+            return "brokers"
+        if is_log_dirs_line(line):
+            return "log_dirs"
         if stripped.startswith("{"):
             return "jsonl"
     log_lines = sum(1 for line in text_lines[:200] if is_log_line(line))
@@ -341,7 +349,7 @@ UNTERMINATED = (
     "its rows not stored; a 3.8/3.9 offsets view of one group ends so too, and cannot "
     "be told from a cut"
 )
-ENDS_ITSELF = ("coordinator_log", "jsonl")
+ENDS_ITSELF = ("coordinator_log", "jsonl", "log_dirs")
 UNCHECKED_FRAMES = "zstd frames without a checksum (their rows cannot be verified)"
 SPOOL_SHARE = 16  # a compressed file's stored bytes held in memory: 1/16 of a chunk
 
@@ -350,4 +358,6 @@ PARSERS: dict[str, Parser] = {
     "topics": parse_topics,
     "coordinator_log": parse_coordinator_log,
     "jsonl": parse_jsonl,
+    "brokers": parse_brokers,
+    "log_dirs": parse_log_dirs,
 }

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Bronze table each capture kind feeds (jsonl feeds three).
+# Bronze table each capture kind feeds (jsonl feeds four).
 OFFSETS, MEMBERS, GROUP_STATES, TOPIC_PARTITIONS, COORDINATOR_EVENTS = (
     "offsets",
     "members",
@@ -17,6 +17,8 @@ OFFSETS, MEMBERS, GROUP_STATES, TOPIC_PARTITIONS, COORDINATOR_EVENTS = (
     "topic_partitions",
     "coordinator_events",
 )
+# The optional broker views (cross-zone traffic): racks, replicas' sizes.
+BROKERS, PARTITION_SIZES = "brokers", "partition_sizes"
 
 OK, FAILED_CAPTURE, REJECTED = "ok", "failed_capture", "rejected"
 # A members capture that lost lines: the replay treats the groups it lost lines of as

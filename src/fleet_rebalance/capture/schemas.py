@@ -117,6 +117,31 @@ TABLES: dict[str, pa.Schema] = {
         ("source_file", STRING),
         ("line_number", INT32),
     ),
+    # The optional broker views (FORMATS 1.7): a broker's rack per capture, and each
+    # replica's size on its broker's disk.
+    "brokers": _schema(
+        ("cluster", STRING),
+        ("broker", INT32),
+        ("rack", STRING),
+        ("captured_at", TIMESTAMP),
+        ("capture_date", DATE),
+        ("source_file", STRING),
+        ("line_number", INT32),
+    ),
+    "partition_sizes": _schema(
+        ("cluster", STRING),
+        ("topic", STRING),
+        ("partition", INT32),
+        ("broker", INT32),
+        ("log_dir", STRING),
+        ("size_bytes", INT64),
+        ("offset_lag", INT64),
+        ("is_future", BOOL),
+        ("captured_at", TIMESTAMP),
+        ("capture_date", DATE),
+        ("source_file", STRING),
+        ("line_number", INT32),
+    ),
     "quarantine": _schema(
         ("source_file", STRING),
         ("line_number", INT32),

@@ -104,7 +104,7 @@ TOPIC_MESSAGES = (
     ToolMessage(re.compile(r"^Topic (?P<topic>\S+) doesn't exist!$"), "0.9 .. 2.8 (--zookeeper)"),
 )
 TOOL_ERROR = re.compile(
-    r"^Error(?::| while executing (?:consumer group|topic) command(?: :)?) "
+    r"^Error(?::| while executing (?:consumer group|topic|config) command(?: :)?) "
     r"(?:Executing consumer group command failed due to )?(?P<msg>.+)$"
 )
 STACK_TRACE = re.compile(

@@ -32,7 +32,15 @@ TABLES: dict[str, StructType] = {
     name: from_arrow_schema(schema) for name, schema in arrow_schemas.TABLES.items()
 }
 PARTITION_COLUMN = {"coordinator_events": "log_date"}
-CAPTURE_TABLES = ("offsets", "members", "group_states", "topic_partitions", "coordinator_events")
+CAPTURE_TABLES = (
+    "offsets",
+    "members",
+    "group_states",
+    "topic_partitions",
+    "coordinator_events",
+    "brokers",
+    "partition_sizes",
+)
 
 
 def partition_column(table: str) -> str:
