@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 from fleet_rebalance.filesystems import location
 from fleet_rebalance.pipeline.sql import print_result
 from fleet_rebalance.report import svg
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.html import render, write_report
+from fleet_rebalance.report.shown import visible
 from fleet_rebalance.report.summary import summary_lines
-from fleet_rebalance.report.svg import safe_text
 
 DAY = dt.date(2026, 11, 20)
 
@@ -183,8 +184,8 @@ def test_the_report_opens_with_the_summarys_words(tmp_path):
     charts = html.index("<svg")
     assert html.index("<p class='headline'>") < attention < changes < charts
     for r in f.attention.itertuples():
-        assert f">{safe_text(r.cluster + '/' + r.group_id)}</span></td><td" in html
-        assert f"data-label='why'>{safe_text('; '.join(r.attention))}</td>" in html
+        assert f">{escape(r.cluster + '/' + r.group_id)}</span></td><td" in html
+        assert f"data-label='why'>{escape('; '.join(r.attention))}</td>" in html
     # The status coloured by its class, its text written (never cut).
     assert "<span class='status ERR'>ERR (worst STOP)</span></td>" in html
     assert (
@@ -311,17 +312,15 @@ def spoofing_facts() -> DayFacts:
 
 
 @pytest.mark.parametrize("char", BIDI_CONTROLS)
-def test_safe_text_spells_out_every_bidi_control(char):
-    assert safe_text(f"a{char}b") == f"a\\u{ord(char):04x}b"
+def test_visible_spells_out_every_bidi_control(char):
+    assert visible(f"a{char}b") == f"a\\u{ord(char):04x}b"
 
 
-def test_safe_text_escapes_html_controls_and_backslashes():
-    assert safe_text("c/<g&1>") == "c/&lt;g&amp;1&gt;"
-    assert safe_text("x\ty\n\x00") == "x\\u0009y\\u000a\\u0000"
-    assert safe_text("\"'") == "&quot;&#x27;"
+def test_visible_spells_out_controls_and_doubles_backslashes():
+    assert visible("x\ty\n\x00") == "x\\u0009y\\u000a\\u0000"
     # An id spelling out \u202e itself must not look like one holding U+202E.
-    assert safe_text("a\\u202eb") == "a\\\\u202eb"
-    assert safe_text("émoji 日本 ok") == "émoji 日本 ok"
+    assert visible("a\\u202eb") == "a\\\\u202eb"
+    assert visible("émoji 日本 ok <&>") == "émoji 日本 ok <&>"
 
 
 def test_report_shows_bidi_and_invisible_characters_in_ids_escaped():

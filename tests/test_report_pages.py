@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
@@ -281,3 +282,72 @@ def test_a_kip848_groups_section_says_how_fast_it_converged():
         "member(s) left: a migration in progress." in html
     )
     assert html.count("KIP-848 convergence") == 1  # the other listed groups have no epochs
+
+
+HOSTILE = "<img src=x onerror=alert(1)>\"'&"
+
+
+class _Page(HTMLParser):
+    """Every tag and attribute the page really has, and its text and attribute values
+    as a browser reads them (entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+        self.values: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attributes |= {name for name, _ in attrs}
+        self.values += [value for _, value in attrs if value]
+
+    def handle_data(self, data):
+        self.values.append(data)
+
+
+def test_a_hostile_group_id_is_only_ever_written_escaped():
+    """Given: a group id holding a tag, both quotes and an ampersand, listed (so in the
+    tables, charts, history, migration plan and its own section).
+    Then: the page parsed as a browser parses it.
+    Expected: no tag or attribute of the id's; the id read back whole wherever the page
+    writes it, and nowhere written raw."""
+    from dataclasses import fields, is_dataclass, replace
+
+    from fleet_rebalance.report.migration import MigrationFacts
+
+    def hostile(value):
+        if isinstance(value, pd.DataFrame) and "group_id" in value.columns:
+            return value.assign(group_id=value.group_id.replace("<g&1>", HOSTILE))
+        if is_dataclass(value):
+            return replace(
+                value, **{f.name: hostile(getattr(value, f.name)) for f in fields(value)}
+            )
+        return value
+
+    first = pd.DataFrame(
+        {
+            "cluster": ["c"],
+            "group_id": ["<g&1>"],
+            "migration_order": [1],
+            "wave": [1],
+            "declared_assignor": ["range"],
+            "paused_partitions_saved": [360],
+            "paused_partition_seconds_saved": [540.0],
+            "reason": ["uniform pauses fewer"],
+        }
+    )
+    plan = MigrationFacts(
+        groups=1, waves={1: 1}, blockers={}, cautions={}, not_applicable=0, first=first
+    )
+    html = render(hostile(replace(detailed(), migration=plan)))
+    page = _Page()
+    page.feed(html)
+    assert "img" not in page.tags and "onerror" not in page.attributes
+    shown = [v for v in page.values if HOSTILE in v]
+    written = html.count("onerror=alert(1)")
+    assert len(shown) == written  # each time the page writes the id, it reads back whole
+    # The tables, its section's heading, its chart labels and tooltips, history, the plan.
+    assert written >= 10
+    for section in ("<h2 id='history'>", "<h2 id='kip848-migration'>", "<h2 id='groups'>"):
+        assert "onerror" in html[html.index(section) :]

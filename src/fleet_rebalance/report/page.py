@@ -1,15 +1,17 @@
 """The page's shared pieces: tables that stack on a phone, group cells linked to their
-sections, status badges."""
+sections, status badges (page.html.j2 writes them)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 import pandas as pd
+from markupsafe import Markup
 
 from fleet_rebalance.report.facts import DayFacts
 from fleet_rebalance.report.links import anchor
-from fleet_rebalance.report.svg import safe_text
+from fleet_rebalance.report.templating import Macros
 
 # A timeline mark: its start, its cause (the colour), its tooltip.
 Mark = tuple[dt.datetime, str, str]
@@ -31,47 +33,32 @@ class Links:
 
 def table(
     headers: list[str],
-    rows: list[list[str]],
+    rows: Sequence[Sequence[str]],
     numeric: frozenset[int] = frozenset(),
     cls: str = "stack",
     words: frozenset[int] = frozenset(),
-) -> str:
-    """A table whose cells are already HTML; each cell carries its header as data-label,
-    so a phone stacks a row into labelled lines. `numeric` columns are right-aligned and
-    never wrap; `words` columns wrap between words only (a cause, a time)."""
-    head = "".join(
-        f"<th{' class=num' if i in numeric else ''}>{safe_text(h)}</th>"
-        for i, h in enumerate(headers)
-    )
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f"<td{_cell_class(i, numeric, words)} data-label='{safe_text(headers[i])}'>{cell}</td>"
-            for i, cell in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+) -> Markup:
+    """A table whose cells are text or a template's markup; each cell carries its header
+    as data-label, so a phone stacks a row into labelled lines. `numeric` columns are
+    right-aligned and never wrap; `words` columns wrap between words only (a cause, a
+    time)."""
+    return _page().table(headers, rows, numeric, cls, words)
 
 
-def _cell_class(i: int, numeric: frozenset[int], words: frozenset[int]) -> str:
-    return " class=num" if i in numeric else " class=word" if i in words else ""
-
-
-def group_cell(links: Links, cluster: str, group_id: str) -> str:
+def group_cell(links: Links, cluster: str, group_id: str) -> Markup:
     """The whole id (wrapping anywhere, never cut), linked to its section if it has one."""
-    text = f"{cluster}/{group_id}"
-    span = f"<span class='id'>{safe_text(text)}</span>"
-    href = links.href(cluster, group_id)
-    return f"<a href='#{href}'>{span}</a>" if href else span
+    return _page().group_cell(f"{cluster}/{group_id}", links.href(cluster, group_id))
 
 
-def status_badge(text: str, status: object) -> str:
+def status_badge(text: str, status: object) -> Markup:
     """A status coloured by its worst word (ERR red, WARN amber, OK neutral), its text
     written in it."""
     kind = status if isinstance(status, str) and status.isalpha() else "none"
-    return f"<span class='status {kind}'>{safe_text(text)}</span>"
+    return _page().status_badge(text, kind)
+
+
+def _page() -> Macros:
+    return Macros("page.html.j2")
 
 
 def timeline_marks(
@@ -94,3 +81,13 @@ def timeline_marks(
             (r.started_at.to_pydatetime(), kind, tip + duration)
         )
     return marks
+
+
+def prerequisites(text: str) -> str | Markup:
+    """The first step in view, the rest a click away (<details>, no script)."""
+    if not text:
+        return "none"
+    first, _, rest = text.partition("; ")
+    if not rest:
+        return text
+    return _page().prerequisites(first, rest)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fleet_rebalance.metrics.attention import present
 from fleet_rebalance.report import actions
 from fleet_rebalance.report.facts import Cell, DayFacts
-from fleet_rebalance.report.svg import visible
+from fleet_rebalance.report.shown import visible
 
 HEADER = ("group", "Burrow", "rebalances", "paused (partition-s)", "change", "saves")
 WIDEST = (48, 22, 10, 20, 40, 60)  # a cell longer than its column's limit is cut with ~

@@ -2,7 +2,8 @@
 
 Charts are drawn in a narrow coordinate space (WIDTH) and scaled by the page to the
 width they get: a row's label sits on its own line above its bars, so a phone shows the
-whole id at a readable size and a wide screen places charts side by side.
+whole id at a readable size and a wide screen places charts side by side. This module
+computes every position, tick, colour and text; charts.svg.j2 draws them.
 """
 
 from __future__ import annotations
@@ -10,13 +11,19 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from html import escape
+from dataclasses import dataclass
 from typing import Literal, TypeGuard
 
+from markupsafe import Markup
+
 from fleet_rebalance.metrics.attention import hms
+from fleet_rebalance.report.shown import Shown, visible
+from fleet_rebalance.report.templating import Macros
 from fleet_rebalance.vocabulary import Cause, Status
 
-WIDTH, LINE = 440, 14
+WIDTH, LINE, BAR = 440, 14, 10
+# A timeline's lanes start here, leaving room for the first tick's text.
+LANE_START = 12
 # How a chart writes its values (fmt): a ratio with two decimals, a whole count, h:mm:ss
 # from seconds, a percentage from a 0..1 ratio, partition-seconds.
 Unit = Literal["ratio", "count", "duration", "percent", "partition-s"]
@@ -50,74 +57,125 @@ STATUS_COLOURS: dict[str, str] = {
     Status.OK: "#9e9e9e",
 }
 NO_STATUS = "#e0e0e0"
-# Invisible characters str.isprintable() lets through (they are marks or letters):
-# variation selectors, the combining grapheme joiner, Hangul and Khmer fillers.
-INVISIBLE = frozenset(
-    {
-        0x034F,
-        0x115F,
-        0x1160,
-        0x17B4,
-        0x17B5,
-        0x3164,
-        0xFFA0,
-        *range(0x180B, 0x1810),
-        *range(0xFE00, 0xFE10),
-        *range(0xE0100, 0xE01F0),
-    }
-)
-
-
-def safe_text(value: object) -> str:
-    """value as the report shows it, in element text and in attributes alike: every
-    control, format (bidi overrides and isolates such as U+202E, zero-width characters),
-    separator other than the space, private-use, unassigned or otherwise invisible
-    character spelled out as \\uXXXX, so a group id cannot pose as another; a backslash
-    doubled, so an id that spells out \\u202e itself stays distinct; then HTML-escaped,
-    quotes included."""
-    return escape(visible(value), quote=True)
-
-
-def visible(value: object) -> str:
-    """safe_text without the HTML escaping: for the terminal summary."""
-    return "".join(_visible(c) for c in str(value))
-
-
-def _visible(c: str) -> str:
-    if c == "\\":
-        return "\\\\"
-    code = ord(c)
-    if c.isprintable() and code not in INVISIBLE:
-        return c
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def status_colour(status: object) -> str:
     return STATUS_COLOURS.get(status, NO_STATUS) if isinstance(status, str) else NO_STATUS
 
 
-def _svg(height: float, body: list[str], title: str) -> str:
-    """A chart scaled by the page (class chart), its own title on top."""
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} '
-        f'{height:.0f}" width="{WIDTH}" height="{height:.0f}" role="img" '
-        f'aria-label="{safe_text(title)}" font-family="sans-serif" font-size="12">'
-        f'<text x="0" y="14" font-weight="bold">{_wrapped_title(title)}</text>'
-        f"{''.join(body)}</svg>"
-    )
+@dataclass(frozen=True)
+class Frame:
+    """A chart scaled by the page (class chart), its own title on top, on as many lines
+    as WIDTH needs (SVG text does not wrap itself)."""
+
+    width: int
+    height: float
+    title: str
+    lines: list[Shown]
 
 
-def _wrapped_title(title: str) -> str:
-    """The title on as many lines as WIDTH needs (SVG text does not wrap itself)."""
-    lines = _wrap(visible(title), int(WIDTH / 7.0))
-    return "".join(
-        f'<tspan x="0" dy="{0 if i == 0 else 15}">{escape(line, quote=True)}</tspan>'
-        for i, line in enumerate(lines)
-    )
+@dataclass(frozen=True)
+class Swatch:
+    """A legend entry at (x, y): a square of its colour, or the max tick's bar."""
+
+    x: float
+    y: float
+    colour: str
+    label: str
+    tick: bool = False
+
+
+@dataclass(frozen=True)
+class Label:
+    """A row's label on its own line above the row (baseline y), whole in its tooltip;
+    `note` (a count) follows it; `href` the group's section where it has one."""
+
+    y: float
+    text: str
+    shown: Shown
+    href: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Axis:
+    """Grid lines and labels of a log axis under the rows, from top to bottom."""
+
+    top: float
+    bottom: float
+    ticks: list[Tick]
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One series' bar of a row, in a slot of BAR px (no bar without a value), its value
+    written after it."""
+
+    y: float
+    width: float | None
+    colour: str
+    text_x: float
+    text: str
+
+
+@dataclass(frozen=True)
+class BarRow:
+    label: Label
+    bars: list[Bar]
+
+
+@dataclass(frozen=True)
+class Band:
+    """A row's percentile band: 0..p50, p50..p90, p90..p99 as x positions."""
+
+    p50: float
+    p90: float
+    p99: float
+
+
+@dataclass(frozen=True)
+class BandRow:
+    label: Label
+    y: float
+    band: Band | None
+    max_x: float | None
+    written: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    x: float
+    colour: str
+    tip: str
+
+
+@dataclass(frozen=True)
+class Lane:
+    label: Label
+    y: float
+    marks: list[Mark]
+
+
+def _charts() -> Macros:
+    return Macros("charts.svg.j2")
+
+
+def _frame(height: float, title: str) -> Frame:
+    return Frame(WIDTH, height, title, [Shown(line) for line in _title_lines(title)])
+
+
+def _title_lines(title: str) -> list[str]:
+    return _wrap(visible(title), int(WIDTH / 7.0))
 
 
 def _title_height(title: str) -> int:
-    return 15 * len(_wrap(visible(title), int(WIDTH / 7.0)))
+    return 15 * len(_title_lines(title))
 
 
 def _wrap(text: str, most: int) -> list[str]:
@@ -131,18 +189,11 @@ def _wrap(text: str, most: int) -> list[str]:
     return [*lines, line]
 
 
-def _label(y: float, text: str, href: str | None = None, note: str = "") -> str:
-    """A row's label on its own line above the row, whole in its tooltip; cut in the
-    middle only when longer than the chart is wide, so the part that tells groups apart
-    (cluster at the start, the id's end) stays; `note` (a count) follows it; a link to
-    the group's section where it has one."""
-    shown = _ellipsized(visible(text))  # cut as shown: spelled-out characters count
-    note_text = f'<tspan fill="#555"> {escape(note)}</tspan>' if note else ""
-    label = (
-        f'<text x="0" y="{y + 11}"><title>{safe_text(text)}</title>'
-        f"{escape(shown, quote=True)}{note_text}</text>"
-    )
-    return f'<a href="#{href}" fill="#1a4f8b">{label}</a>' if href else label
+def _label(y: float, text: str, href: str | None = None, note: str = "") -> Label:
+    """Cut in the middle only when longer than the chart is wide, so the part that tells
+    groups apart (cluster at the start, the id's end) stays; cut as shown: spelled-out
+    characters count."""
+    return Label(y + 11, text, Shown(_ellipsized(visible(text))), href, note)
 
 
 def _ellipsized(text: str, width: int = WIDTH - 4) -> str:
@@ -205,17 +256,8 @@ def _tick_text(v: float, unit: Unit) -> str:
 
 def _axis(
     top_y: float, bottom_y: float, x: Callable[[float], float], ticks: Sequence[float], unit: Unit
-) -> str:
-    """Grid lines and labels of a log axis under the rows."""
-    parts = []
-    for t in ticks:
-        gx = x(t)
-        parts.append(
-            f'<line x1="{gx:.1f}" x2="{gx:.1f}" y1="{top_y}" y2="{bottom_y}" stroke="#e4e4e4"/>'
-            f'<text x="{gx:.1f}" y="{bottom_y + 11}" text-anchor="middle" font-size="10" '
-            f'class="tick">{_tick_text(t, unit)}</text>'
-        )
-    return '<g class="axis">' + "".join(parts) + "</g>"
+) -> Axis:
+    return Axis(top_y, bottom_y, [Tick(x(t), _tick_text(t, unit)) for t in ticks])
 
 
 def fmt(v: float | None, unit: Unit = "ratio") -> str:
@@ -234,24 +276,20 @@ def fmt(v: float | None, unit: Unit = "ratio") -> str:
     return f"{v:,.2f}"
 
 
-def _legend(y: float, entries: Sequence[tuple[str, str]]) -> tuple[str, float]:
-    """A legend of (SVG shape, label) entries, each as wide as its label, wrapped onto
-    as many rows as WIDTH needs; returns it and the y below it."""
-    parts, x = [], 0.0
-    for shape, label in entries:
+def _legend(
+    y: float, entries: Sequence[tuple[str, str]], tick: str = ""
+) -> tuple[list[Swatch], float]:
+    """A legend of (colour, label) entries, each as wide as its label, wrapped onto as
+    many rows as WIDTH needs (`tick` the label drawn as the max tick); returns it and the
+    y below it."""
+    swatches, x = [], 0.0
+    for colour, label in entries:
         wide = 22 + 6.6 * len(label)
         if x and x + wide > WIDTH:
             x, y = 0.0, y + 16
-        parts.append(
-            f'<g transform="translate({x:.0f},{y - 10})">{shape}'
-            f'<text x="14" y="10">{safe_text(label)}</text></g>'
-        )
+        swatches.append(Swatch(x, y - 10, colour, label, tick=label == tick))
         x += wide + 8
-    return '<g class="legend">' + "".join(parts) + "</g>", y + 10
-
-
-def _swatch(colour: str) -> str:
-    return f'<rect width="10" height="10" fill="{colour}"/>'
+    return swatches, y + 10
 
 
 def bars(
@@ -261,10 +299,10 @@ def bars(
     log: bool = False,
     unit: Unit = "ratio",
     links: Sequence[str | None] | None = None,
-) -> str:
+) -> Markup:
     """Grouped horizontal bars: one row per label (the label above, linked to the
     group's section where `links` gives one), one bar per series, a legend of the
-    series; values written in `unit` (see _fmt); a log axis gets ticks."""
+    series; values written in `unit` (see fmt); a log axis gets ticks."""
     title = title + (" (log scale)" if log else "")
     names = list(series)
     values = [v for vals in series.values() for v in vals]
@@ -272,30 +310,26 @@ def bars(
     span = WIDTH - 8 - widest * 6.0
     x = _scale(values, log, span)
     y: float = _title_height(title) + 14
-    legend, y = _legend(y, [(_swatch(COLOURS[i % len(COLOURS)]), n) for i, n in enumerate(names)])
-    body = [legend]
+    legend, y = _legend(y, [(COLOURS[i % len(COLOURS)], n) for i, n in enumerate(names)])
     top_y = y
-    h = 10
+    rows = []
     for row, label in enumerate(labels):
-        body.append(_label(y, label, links[row] if links else None))
+        drawn = _label(y, label, links[row] if links else None)
         y += LINE + 1
+        row_bars = []
         for i, name in enumerate(names):
             v = series[name][row]
-            if _present(v):
-                body.append(
-                    f'<rect x="0" y="{y:.1f}" width="{x(v):.1f}" height="{h - 1}" '
-                    f'fill="{COLOURS[i % len(COLOURS)]}"/>'
-                )
-            body.append(
-                f'<text x="{x(v if _present(v) else 0) + 4:.1f}" y="{y + h - 1:.1f}" '
-                f'font-size="10">{fmt(v, unit)}</text>'
-            )
-            y += h
+            width = x(v) if _present(v) else None
+            text_x = x(v if _present(v) else 0) + 4
+            row_bars.append(Bar(y, width, COLOURS[i % len(COLOURS)], text_x, fmt(v, unit)))
+            y += BAR
+        rows.append(BarRow(drawn, row_bars))
         y += 6
-    if log:  # under the bars: drawn first
-        body.insert(1, _axis(top_y, y, x, _log_ticks(values, unit), unit))
+    axis = None
+    if log:
+        axis = _axis(top_y, y, x, _log_ticks(values, unit), unit)
         y += 14
-    return _svg(y + 4, body, title)
+    return _charts().bars(_frame(y + 4, title), legend, axis, rows)
 
 
 BAND_LOW, BAND_MID, BAND_HIGH, MAX_TICK = "#c9d6e8", "#3b6ea8", "#9fb8d8", "#b54a4a"
@@ -306,45 +340,35 @@ def bands(
     labels: Sequence[str],
     rows: Sequence[tuple[float, ...]],
     links: Sequence[str | None] | None = None,
-) -> str:
+) -> Markup:
     """Percentile bands of a count (messages) per row on a log axis with ticks: 0..p50
     pale, p50..p90 dark, p90..p99 light, a max tick; the four values written below."""
     x = _scale([v for r in rows for v in r], log=True, span=WIDTH - 20)
     legend, y = _legend(
         _title_height(title) + 14,
         [
-            (_swatch(BAND_LOW), "0 to p50"),
-            (_swatch(BAND_MID), "p50 to p90"),
-            (_swatch(BAND_HIGH), "p90 to p99"),
-            (f'<rect x="4" width="2" height="12" y="-1" fill="{MAX_TICK}"/>', "max"),
+            (BAND_LOW, "0 to p50"),
+            (BAND_MID, "p50 to p90"),
+            (BAND_HIGH, "p90 to p99"),
+            (MAX_TICK, "max"),
         ],
+        tick="max",
     )
-    body, top_y = [legend], y
+    drawn, top_y = [], y
     for row, (label, (p50, p90, p99, top)) in enumerate(zip(labels, rows, strict=True)):
-        body.append(_label(y, label, links[row] if links else None))
+        row_label = _label(y, label, links[row] if links else None)
         y += LINE + 1
-        if all(_present(v) for v in (p50, p90, p99)):
-            body.append(
-                f'<rect x="0" y="{y}" width="{x(p50):.1f}" height="12" '
-                f'fill="{BAND_LOW}"/><rect x="{x(p50):.1f}" y="{y}" '
-                f'width="{x(p90) - x(p50):.1f}" height="12" fill="{BAND_MID}"/>'
-                f'<rect x="{x(p90):.1f}" y="{y}" '
-                f'width="{x(p99) - x(p90):.1f}" height="12" fill="{BAND_HIGH}"/>'
-            )
-        if _present(top):
-            body.append(
-                f'<line x1="{x(top):.1f}" x2="{x(top):.1f}" y1="{y - 3}" y2="{y + 15}" '
-                f'stroke="{MAX_TICK}" stroke-width="2"/>'
-            )
+        band = Band(x(p50), x(p90), x(p99)) if all(_present(v) for v in (p50, p90, p99)) else None
         written = " · ".join(
             f"{name} {fmt(v, 'count')}"
             for name, v in (("p50", p50), ("p90", p90), ("p99", p99), ("max", top))
         )
-        body.append(f'<text x="0" y="{y + 25}" font-size="10">{written}</text>')
+        drawn.append(BandRow(row_label, y, band, x(top) if _present(top) else None, written))
         y += 34
     values = [v for r in rows for v in r]
-    body.insert(1, _axis(top_y, y, x, _log_ticks(values, "count"), "count"))  # under the bands
-    return _svg(y + 18, body, title)
+    axis = _axis(top_y, y, x, _log_ticks(values, "count"), "count")
+    colours = {"low": BAND_LOW, "mid": BAND_MID, "high": BAND_HIGH, "max": MAX_TICK}
+    return _charts().bands(_frame(y + 18, title), legend, axis, drawn, colours)
 
 
 def cause_colours(causes: Sequence[str]) -> dict[str, str]:
@@ -364,7 +388,7 @@ def timeline(
     lanes: dict[str, list[tuple[dt.datetime, str, str]]],
     links: Mapping[str, str | None] | None = None,
     notes: Mapping[str, str] | None = None,
-) -> str:
+) -> Markup:
     """One lane per group (in the order given: the caller puts the busiest first), its
     label above it; each rebalance a mark at its start coloured by its cause (the
     legend names each, most frequent first), cause and duration in the tooltip. The axis
@@ -385,38 +409,33 @@ def timeline(
     full = f"{title}, {start:%Y-%m-%d %H:%M} to {end:%H:%M} UTC"
     legend, y = _legend(
         _title_height(full) + 14,
-        [(_swatch(colours[c]), f"{c} ({counts[c]})") for c in order],
+        [(colours[c], f"{c} ({counts[c]})") for c in order],
     )
 
     def at_x(at: dt.datetime) -> float:
-        return 12 + span * (at - start).total_seconds() / 3600 / hours
+        return LANE_START + span * (at - start).total_seconds() / 3600 / hours
 
-    body, top_y = [legend], y
+    drawn, top_y = [], y
     for lane, marks in lanes.items():
-        body.append(_label(y, lane, (links or {}).get(lane), (notes or {}).get(lane, "")))
+        label = _label(y, lane, (links or {}).get(lane), (notes or {}).get(lane, ""))
         y += LINE + 1
-        body.append(f'<line x1="12" x2="{12 + span}" y1="{y + 7}" y2="{y + 7}" stroke="#eee"/>')
-        for at, cause, tip in marks:
-            body.append(
-                f'<rect x="{at_x(at) - 2:.1f}" y="{y}" width="4" height="14" '
-                f'fill="{colours[cause]}"><title>{safe_text(tip)}</title></rect>'
-            )
+        drawn.append(
+            Lane(label, y, [Mark(at_x(at), colours[cause], tip) for at, cause, tip in marks])
+        )
         y += 20
     tick, days = start, start.date() != (end - dt.timedelta(seconds=1)).date()
-    grid = []
+    ticks = []
     while tick <= end:
-        gx = at_x(tick)
         text = tick.strftime("%m-%d %H:%M" if days and tick.hour == 0 else "%H:%M")
-        grid.append(
-            f'<line x1="{gx:.1f}" x2="{gx:.1f}" y1="{top_y}" y2="{y}" stroke="#ddd"/>'
-            f'<text x="{gx:.1f}" y="{y + 11}" text-anchor="middle" font-size="10">'
-            f"{text}</text>"
-        )
+        ticks.append(Tick(at_x(tick), text))
         tick += dt.timedelta(hours=step)
-    return _svg(y + 18, [body[0], *grid, *body[1:]], full)
+    grid = Axis(top_y, y, ticks)
+    return _charts().timeline(
+        _frame(y + 18, full), legend, grid, drawn, (LANE_START, LANE_START + span)
+    )
 
 
-def sparkline(values: Sequence[float | None], width: int = 120, height: int = 26) -> str:
+def sparkline(values: Sequence[float | None], width: int = 120, height: int = 26) -> Markup:
     """A small line of one value per day (None: no row that day, a gap), the last
     point marked; one day is one point. The numbers are written beside it by the page."""
     present = [v for v in values if _present(v)]
@@ -427,42 +446,22 @@ def sparkline(values: Sequence[float | None], width: int = 120, height: int = 26
         x = 4 + (width - 8) * (i / (n - 1) if n > 1 else 0.5)
         return x, height - 4 - (height - 8) * max(v, 0) / top
 
-    parts, run = [], []
+    runs: list[list[tuple[float, float]]] = []
+    run: list[tuple[float, float]] = []
     for i, v in enumerate(values):
         if _present(v):
             run.append(xy(i, v))
         if (not _present(v) or i == n - 1) and run:
-            if len(run) > 1:
-                points = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
-                parts.append(
-                    f'<polyline points="{points}" fill="none" stroke="{COLOURS[0]}" '
-                    'stroke-width="1.5"/>'
-                )
-            for x, y in run:
-                parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="1.8" fill="{COLOURS[0]}"/>')
+            runs.append(run)
             run = []
     last = next(((i, v) for i, v in reversed(list(enumerate(values))) if _present(v)), None)
-    if last is not None:
-        x, y = xy(*last)
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{COLOURS[3]}"/>')
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="spark" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" aria-hidden="true">'
-        f'<line x1="4" x2="{width - 4}" y1="{height - 4}" y2="{height - 4}" stroke="#ddd"/>'
-        f"{''.join(parts)}</svg>"
-    )
+    marked = xy(*last) if last is not None else None
+    return _charts().sparkline(width, height, runs, marked, COLOURS[0], COLOURS[3])
 
 
-def status_strip(statuses: Sequence[str | None], size: int = 10) -> str:
+def status_strip(statuses: Sequence[str | None], size: int = 10) -> Markup:
     """One square per day coloured by that day's Burrow status (grey where unrated or
     absent); the page writes the statuses beside it."""
-    squares = "".join(
-        f'<rect x="{i * (size + 2)}" y="0" width="{size}" height="{size}" '
-        f'fill="{status_colour(s)}"><title>{safe_text(s or "no row")}</title></rect>'
-        for i, s in enumerate(statuses)
-    )
+    squares = [(i * (size + 2), status_colour(s), s or "no row") for i, s in enumerate(statuses)]
     width = max(len(statuses) * (size + 2), size)
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="spark" width="{width}" '
-        f'height="{size}" viewBox="0 0 {width} {size}" aria-hidden="true">{squares}</svg>'
-    )
+    return _charts().status_strip(width, size, squares)
