@@ -37,7 +37,7 @@ def cycle(raw: Path, fake: FakeCluster) -> tuple[CycleResult, int]:
     """One cycle of `fake` into `raw`; returns its result and the snapshot's size."""
     config = AgentConfig(
         raw_root=raw,
-        clusters=(ClusterConfig("bench", "bench:9092"),),
+        clusters=(ClusterConfig(name="bench", bootstrap_servers="bench:9092"),),
         interval_s=60,
         timeouts=Timeouts(request_s=30, cycle_s=600),
         batching=Batching(),

@@ -576,7 +576,7 @@ def agent_capturing(lab: Lab, raw: Path) -> Iterator[None]:
 
     config = AgentConfig(
         raw_root=raw,
-        clusters=(ClusterConfig(lab.cluster, lab.bootstrap),),
+        clusters=(ClusterConfig(name=lab.cluster, bootstrap_servers=lab.bootstrap),),
         timeouts=Timeouts(request_s=15, cycle_s=CAPTURE_INTERVAL_S * 3),
     )
     admin = confluent_admin(config.clusters[0])

@@ -13,7 +13,7 @@ import logging
 import runpy
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -208,7 +208,7 @@ def test_each_jobs_backfill_runs_its_dates(spark, backfilled, step, tmp_path):
     if step == "ingest":
         config = sample_config(tmp_path / "empty-warehouse")
     else:
-        config = replace(config, raw_root=str(tmp_path))
+        config = config.model_copy(update={"raw_root": str(tmp_path)})
     given: list[dt.date] = []
     backfill.run_span(spark, config, DateSpan(), [(step, lambda s, c, day: given.append(day))])
     assert given == [D1, D2]

@@ -106,7 +106,7 @@ def config_for(raw: Path, *names: str, **overrides) -> AgentConfig:
         "backoff": Backoff(initial_s=0.01, max_s=0.04),
         **overrides,
     }
-    clusters = tuple(ClusterConfig(n, f"{n}:9092") for n in names)
+    clusters = tuple(ClusterConfig(name=n, bootstrap_servers=f"{n}:9092") for n in names)
     return AgentConfig(raw_root=raw, clusters=clusters, **settings)
 
 
@@ -434,8 +434,8 @@ def test_group_filter_include_and_exclude(tmp_path):
     described; Expected: one group in the snapshot."""
     raw = tmp_path / "raw"
     cluster_config = ClusterConfig(
-        "east",
-        "east:9092",
+        name="east",
+        bootstrap_servers="east:9092",
         groups=parse_config(
             {
                 "raw_root": "x",
@@ -448,7 +448,7 @@ def test_group_filter_include_and_exclude(tmp_path):
         .groups,
     )
     config = config_for(raw, "east")
-    config = AgentConfig(raw, (cluster_config,), config.interval_s, config.timeouts)
+    config = config.model_copy(update={"clusters": (cluster_config,)})
     run_once(config, {"east": FakeAdmin(east())}, Lines(), now=lambda: AT)
     (directory,) = snapshots(raw, "east")
     assert [json.loads(x)["group_id"] for x in (directory / GROUPS_FILE).open()] == ["orders-app"]
@@ -458,7 +458,7 @@ def test_group_filter_include_and_exclude(tmp_path):
 # -- trouble ---------------------------------------------------------------------------------
 def test_backoff_doubles_up_to_its_cap():
     """Given Backoff(5, 60), Expected: 5, 10, 20, 40, 60, 60 after 1..6 failures."""
-    assert [Backoff(5, 60).delay(n) for n in range(1, 7)] == [5, 10, 20, 40, 60, 60]
+    assert [Backoff(initial_s=5, max_s=60).delay(n) for n in range(1, 7)] == [5, 10, 20, 40, 60, 60]
 
 
 def test_cluster_down_for_two_cycles_is_retried_with_backoff_then_captured(tmp_path):
@@ -747,8 +747,8 @@ def test_the_example_config_loads(tmp_path):
     assert [c.name for c in config.clusters] == ["prod-east", "prod-west"]
     assert (config.interval_s, config.timeouts, config.backoff) == (
         300.0,
-        Timeouts(30.0, 240.0),
-        Backoff(5.0, 300.0),
+        Timeouts(request_s=30.0, cycle_s=240.0),
+        Backoff(initial_s=5.0, max_s=300.0),
     )
     assert config.batching.describe_topics == 500
     east_filter, west_filter = (c.groups for c in config.clusters)
@@ -851,7 +851,9 @@ def test_the_real_client_is_built_from_the_config_without_connecting():
     on the first request); Expected: a client, no exception."""
     from fleet_rebalance.agent.admin import confluent_admin
 
-    cluster = ClusterConfig("east", "127.0.0.1:1", client={"socket.timeout.ms": "1000"})
+    cluster = ClusterConfig(
+        name="east", bootstrap_servers="127.0.0.1:1", client={"socket.timeout.ms": "1000"}
+    )
     assert confluent_admin(cluster) is not None
 
 
@@ -949,8 +951,8 @@ def test_without_confluent_kafka_help_works_and_a_run_is_one_line(tmp_path):
 
 
 def test_a_capture_host_needs_none_of_the_jobs_stack():
-    """`pip install '.[capture]'` pulls PyYAML, confluent-kafka and pyarrow only, and every
-    agent module imports without the job's packages (blocked here)."""
+    """`pip install '.[capture]'` pulls PyYAML, pydantic, confluent-kafka and pyarrow
+    only, and every agent module imports without the job's packages (blocked here)."""
     import configparser
     import pkgutil
 
@@ -966,7 +968,7 @@ def test_a_capture_host_needs_none_of_the_jobs_stack():
     capture = names(setup["options"]["install_requires"]) | names(
         setup["options.extras_require"]["capture"]
     )
-    assert capture == {"PyYAML", "confluent-kafka", "pyarrow"}
+    assert capture == {"PyYAML", "pydantic", "confluent-kafka", "pyarrow"}
     job_only = ("pyspark", "delta", "deltalake", "duckdb", "pandas", "numpy", "zstandard")
     modules = [f"fleet_rebalance.agent.{m.name}" for m in pkgutil.iter_modules(agent.__path__)]
     program = (

@@ -131,7 +131,7 @@ def between(low: int | None, value: int | None, high: int | None) -> bool:
 def agent_snapshot(lab: Lab, raw: Path) -> Path:
     config = AgentConfig(
         raw_root=raw,
-        clusters=(ClusterConfig(lab.cluster, lab.bootstrap),),
+        clusters=(ClusterConfig(name=lab.cluster, bootstrap_servers=lab.bootstrap),),
         timeouts=Timeouts(request_s=15, cycle_s=60),
     )
     admin = confluent_admin(config.clusters[0])

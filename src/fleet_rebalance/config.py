@@ -5,21 +5,28 @@ the wrong type, naming the file and the dotted key, so a typo never becomes a si
 default at 2 a.m. Every value is checked here, before a SparkSession exists, so a bad
 one never surfaces inside an executor task. A conf file is hostile input like any other:
 its size, nesting and YAML features are bounded, and every message is one line of
-bounded length.
+bounded length. The models are pydantic's; their errors are translated into those lines.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-import types
 import typing
 import zoneinfo
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+from pydantic_core import ErrorDetails
 
 from fleet_rebalance.filesystems import (
     AZURE_SCHEMES,
@@ -68,72 +75,212 @@ MASTER_URL = re.compile(
     r"|local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]"
     r"|yarn|spark://\S+|k8s://\S+"
 )
+# Config fields load_config sets, never the file.
+LOADER_KEYS = ("source", "retired")
+# What a pydantic type error expected, as these messages name it.
+EXPECTED = {
+    "string_type": "str",
+    "bool_type": "bool",
+    "int_type": "int",
+    "float_type": "float",
+    "dict_type": "a mapping",
+}
 
 
-@dataclass(frozen=True)
-class StorageConfig:
+def _found(value: Any) -> str:
+    return f"{type(value).__name__} {shown(value)}"
+
+
+# Each check raises ValueError saying what was expected (the message after the key).
+def _one_of(choices: tuple[str, ...]) -> BeforeValidator:
+    def check(value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError(f"expected str, found {_found(value)}")
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, found {shown(value)}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _within(accepts: Callable[[Any], bool], expected: str) -> AfterValidator:
+    """A check of a number's range, saying the range it expected."""
+
+    def check(value: Any) -> Any:
+        if not accepts(value):
+            raise ValueError(f"expected {expected}, found {shown(value)}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _property(value: Any) -> str:
+    """Spark properties are strings; YAML turns 8 into an int and true into a bool."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise ValueError(f"expected a string or number, found {_found(value)}")
+
+
+def _plain_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError(f"expected a non-empty string, found {shown(value)}")
+    if not value.isprintable():
+        raise ValueError(
+            f"expected a string without control or format characters, found {shown(value)}"
+        )
+    return value
+
+
+def _location_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError(f"expected a directory or URI, found {shown(value)}")
+    if not value.isprintable():
+        raise ValueError(
+            "expected a directory or URI without control or format characters, "
+            f"found {shown(value)}"
+        )
+    return value
+
+
+def _master(value: str) -> str:
+    if not MASTER_URL.fullmatch(value):
+        raise ValueError(
+            "expected a Spark master URL (local, local[N], local[*], yarn, spark://HOST:PORT, "
+            f"k8s://URL), found {shown(value)}"
+        )
+    return value
+
+
+def _path_pattern(value: str) -> str:
+    try:
+        compiled = re.compile(value)
+    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        raise ValueError(f"expected a regular expression, found {shown(value)} ({exc})") from None
+    extra = sorted(set(compiled.groupindex) - set(PATH_GROUPS))
+    if extra:
+        raise ValueError(
+            f"expected named groups among {', '.join(PATH_GROUPS)}, found group "
+            f"{shown(extra[0])} in {shown(value)}"
+        )
+    return value
+
+
+def _time_zone(value: str) -> str:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(
+            f"expected an IANA time zone such as UTC or Europe/Paris, found {shown(value)}"
+        ) from None
+    return value
+
+
+def _client_libraries(value: dict[str, str]) -> dict[str, str]:
+    for pattern, library in value.items():
+        if library not in CLIENT_LIBRARIES:
+            raise ValueError(
+                f"{pattern}: expected one of {', '.join(CLIENT_LIBRARIES)}, found {shown(library)}"
+            )
+    return value
+
+
+def _no_credential(key: str) -> str:
+    if key.upper() in SECRET_KEYS:
+        raise ValueError(
+            "credentials do not belong in a conf file; set them in the "
+            "environment (or use a profile or instance role)"
+        )
+    return key
+
+
+Key = Annotated[str, Field(min_length=1)]
+Property = Annotated[str, BeforeValidator(_property)]
+Properties = dict[Key, Property]
+Count = Annotated[int, _within(lambda v: 1 <= v <= MAX_COUNT, f"an int from 1 to {MAX_COUNT}")]
+Seconds = Annotated[int, _within(lambda v: 0 <= v <= 86_400, "whole seconds from 0 to 86400")]
+Lag = Annotated[int, _within(lambda v: 0 <= v < 2**63, "an offset count from 0 to 2^63-1")]
+MemoryMb = Annotated[int, _within(lambda v: 64 <= v <= 1 << 20, "MiB from 64 to 1048576")]
+Positive = Annotated[float, _within(lambda v: 0.0 < v < 1e9, "a number above 0")]
+SkewLimit = Annotated[
+    float, _within(lambda v: 1.0 < v < 1e9, "a number above 1.0 (an even group's lag skew)")
+]
+Factor = Annotated[
+    float,
+    _within(lambda v: 1.0 <= v < 1e9, "a number of at least 1.0 (a multiple of the thresholds)"),
+]
+LocationText = Annotated[str, AfterValidator(_location_text)]
+
+
+class Section(BaseModel):
+    """A mapping of the conf: no key it does not know, no value of another type (YAML's
+    `yes` is not a string, `2` not a bool), immutable once read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class StorageConfig(Section):
     schema_evolution: bool = False
     # deltalake's storage options (AWS_ENDPOINT_URL, AWS_REGION, ...), for the tables and,
     # translated, for the captures. Credentials come from the environment, never from here.
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[Annotated[Key, AfterValidator(_no_credential)], Property] = {}
 
 
-@dataclass(frozen=True)
-class CaptureConfig:
+class CaptureConfig(Section):
     # Regex over the path relative to raw_root; named groups cluster, timestamp, group.
-    path_pattern: str = r"^(?P<cluster>[^/]+)/"
+    path_pattern: Annotated[str, AfterValidator(_path_pattern)] = r"^(?P<cluster>[^/]+)/"
     # Zone the brokers' log4j timestamps are written in.
-    log_timezone: str = "UTC"
+    log_timezone: Annotated[str, AfterValidator(_time_zone)] = "UTC"
     # Memory one parse task may use, in MiB: a file larger than that allows is parsed a
     # chunk of lines at a time (capture/chunks.py), whatever its size.
-    max_memory_mb: int = 512
+    max_memory_mb: MemoryMb = 512
     # A compressed capture inflating past this many MiB, or past max_inflation_ratio
     # times its compressed size (once past 64 MiB), is refused unread: a compression
     # bomb or no capture (capture/compressed.py).
-    max_inflated_mb: int = 8192
-    max_inflation_ratio: int = 100
+    max_inflated_mb: MemoryMb = 8192
+    max_inflation_ratio: Count = 100
 
 
-@dataclass(frozen=True)
-class MetricsConfig:
+class MetricsConfig(Section):
     # offsets.topic.num.partitions of the clusters (Kafka's default 50): which
     # __consumer_offsets partition, and so which broker, coordinates each group.
-    offsets_topic_partitions: int = 50
+    offsets_topic_partitions: Count = 50
     # Burrow's `intervals`: offsets per partition in one evaluation window.
-    burrow_intervals: int = 10
+    burrow_intervals: Count = 10
     # Burrow's `allowed-lag`: a current lag at most this is OK whatever the window shows.
-    burrow_allowed_lag: int = 0
+    burrow_allowed_lag: Lag = 0
     # Groups listed per ranking in the nightly summary and report.
-    report_top: int = 10
+    report_top: Count = 10
     # The static-membership what-if's session.timeout.ms, in seconds: a restarted member
     # back within it would not have rebalanced with group.instance.id set.
-    static_session_timeout_s: int = 300
+    static_session_timeout_s: Count = 300
     # A consumer back under the same identity (group.instance.id, host or client id)
     # within this many seconds of leaving restarted: its leave and its return are one
     # incident, named for how it left (deploy_restart, session_timeout, poll_timeout).
-    rejoin_window_s: int = 600
+    rejoin_window_s: Count = 600
     # A capture is stamped when it starts and its views are taken up to this many seconds
     # later: a generation logged as ending in between is before the capture when the
     # capture already shows its member change.
-    capture_skew_s: int = 10
+    capture_skew_s: Seconds = 10
     # session.timeout.ms of a consumer the coordinator expired whose log does not give it
     # (replay/session_timeouts.py): its absence counts this long before its expiry line.
     # The Java consumer's default since Kafka 3.0 (KIP-735), librdkafka's, and the
     # brokers' group.consumer.session.timeout.ms for consumer-protocol groups.
-    session_timeout_ms: int = 45_000
+    session_timeout_ms: Count = 45_000
     # client.id glob -> the client library of the consumers it matches ("kafka" or
     # "librdkafka"): a librdkafka leader's group is judged against librdkafka's own
     # assignors. Without a match, librdkafka's default client.id `rdkafka` is librdkafka.
-    client_libraries: dict[str, str] = field(default_factory=dict)
+    client_libraries: Annotated[Properties, AfterValidator(_client_libraries)] = {}
     # A KIP-848 member behind its target epoch in captures spanning this many seconds
     # is stuck reconciling (the consumer's max.poll.interval.ms, 5 minutes by default).
-    reconcile_stuck_s: int = 300
+    reconcile_stuck_s: Seconds = 300
     # group_health: a group needs attention at this many rebalances in a day (initial
     # joins not counted), or at this mean lag skew (max member lag / mean member lag)
     # when some partition lagged at least attention_min_lag messages.
-    attention_rebalances: int = 6
-    attention_lag_skew: float = 2.0
-    attention_min_lag: int = 1000
+    attention_rebalances: Count = 6
+    attention_lag_skew: SkewLimit = 2.0
+    attention_min_lag: Lag = 1000
     # A change is recommended only when it saves at least this much in cost against what
     # the group runs: paused partition-seconds or messages delayed (paused partitions
     # where no log times the rebalances), or lowers the mean lag skew this much (or
@@ -142,36 +289,34 @@ class MetricsConfig:
     # protocol migration whose brokers need upgrading first must gain
     # migration_gain_factor times as much. A consumer back with a new member id after
     # crash_loop_restarts session expiries in a day is a crash loop (fix_crash_loop).
-    change_min_seconds_saved: float = 60.0
-    change_min_messages_delayed_saved: int = 10_000
-    change_min_paused_partitions_saved: int = 12
-    change_min_skew_gain: float = 0.25
-    migration_gain_factor: float = 3.0
-    crash_loop_restarts: int = 3
+    change_min_seconds_saved: Positive = 60.0
+    change_min_messages_delayed_saved: Count = 10_000
+    change_min_paused_partitions_saved: Count = 12
+    change_min_skew_gain: Positive = 0.25
+    migration_gain_factor: Factor = 3.0
+    crash_loop_restarts: Count = 3
 
 
-@dataclass(frozen=True)
-class ReportConfig:
+class ReportConfig(Section):
     # The report's "last N days" section reads group_health and lag_distribution for
     # these many dates up to the run date (its partitions only).
-    history_days: int = 14
+    history_days: Count = 14
 
 
-@dataclass(frozen=True)
-class Config:
-    app_name: str = "fleet_rebalance"
-    master: str = "local[*]"
-    raw_root: str = "data/sample"
-    warehouse: str = "warehouse"
+class Config(Section):
+    app_name: Annotated[str, AfterValidator(_plain_text)] = "fleet_rebalance"
+    master: Annotated[str, AfterValidator(_master)] = "local[*]"
+    raw_root: LocationText = "data/sample"
+    warehouse: LocationText = "warehouse"
     # Date a run processes without --date: "yesterday" (UTC) or "latest" (the newest
     # capture date under raw_root; what the bundled sample wants).
-    default_date: DefaultDate = "yesterday"
-    storage: StorageConfig = field(default_factory=StorageConfig)
-    capture: CaptureConfig = field(default_factory=CaptureConfig)
-    metrics: MetricsConfig = field(default_factory=MetricsConfig)
-    report: ReportConfig = field(default_factory=ReportConfig)
+    default_date: Annotated[DefaultDate, _one_of(DEFAULT_DATES)] = "yesterday"
+    storage: StorageConfig = StorageConfig()
+    capture: CaptureConfig = CaptureConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    report: ReportConfig = ReportConfig()
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
-    spark: dict[str, str] = field(default_factory=dict)
+    spark: Properties = {}
     source: str = "<defaults>"
     # One line per retired key the file set (RETIRED_KEYS), logged by build_session.
     retired: tuple[str, ...] = ()
@@ -197,32 +342,35 @@ def load_config(
     path = Path(path)
     raw = read_yaml(path)
     raw, retired = _without_retired({} if raw is None else raw, path)
-    values = _build(Config, raw, path, prefix="")
-    config = Config(**{**values, "source": str(path), "retired": retired})
-    overrides = {"raw_root": raw_root, "warehouse": warehouse}
-    for key, value in overrides.items():
-        problem = None if value is None else _location_text(value)
-        if problem:
-            raise ConfigError(f"{key} given on the command line: {problem}")
-    config = dataclasses.replace(
-        config,
-        raw_root=config.raw_root if raw_root is None else raw_root,
-        warehouse=config.warehouse if warehouse is None else warehouse,
-    )
-    _validate(config, path)
+    flags = {
+        key: value
+        for key, value in {"raw_root": raw_root, "warehouse": warehouse}.items()
+        if value is not None
+    }
+    for key, value in flags.items():
+        try:
+            _location_text(value)
+        except ValueError as exc:
+            raise ConfigError(f"{key} given on the command line: {exc}") from None
+    if isinstance(raw, dict):
+        clash = sorted(set(raw) & set(LOADER_KEYS))
+        if clash:
+            raise ConfigError(_unknown(path, (clash[0],)))
+        raw = {**raw, **flags, "source": str(path), "retired": retired}
+    try:
+        config = Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_refusal(exc, path)) from None
     conf_dir = path.absolute().parent
     flags_dir = Path(base_dir) if base_dir is not None else Path.cwd()
     resolved: dict[str, str] = {}
     for key in PATH_KEYS:
-        value = getattr(config, key)
-        base = conf_dir if overrides[key] is None else flags_dir
+        base = flags_dir if key in flags else conf_dir
         try:
-            resolved[key] = location(_absolute(value, base)).uri
+            resolved[key] = location(_absolute(getattr(config, key), base)).uri
         except LocationError as exc:
             raise ConfigError(f"{path}: {key}: {exc}") from exc
-    config = dataclasses.replace(
-        config, raw_root=resolved["raw_root"], warehouse=resolved["warehouse"]
-    )
+    config = config.model_copy(update=resolved)
     _check_store_options(config, path)
     return config
 
@@ -250,242 +398,47 @@ def _without_retired(raw: Any, path: Path) -> tuple[Any, tuple[str, ...]]:
     return raw, tuple(lines)
 
 
-def _build(cls: type, raw: Any, path: Path, prefix: str) -> dict[str, Any]:
-    where = prefix.rstrip(".") or "top level"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: {where}: expected a mapping, found {type(raw).__name__}")
-    _check_keys(raw, path, where)
-    hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.name not in ("source", "retired")}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        name = one_line(unknown[0], VALUE_CHARS)
-        raise ConfigError(f"{path}: unknown key {prefix}{name} (known: {', '.join(sorted(known))})")
-    values: dict[str, Any] = {}
-    for name, value in raw.items():
-        key = f"{prefix}{name}"
-        hint = hints[name]
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-            values[name] = hint(**_build(hint, value, path, prefix=f"{key}."))
-        else:
-            values[name] = _check(value, hint, path, key)
-    return values
+def _refusal(exc: ValidationError, path: Path) -> str:
+    """pydantic's first error as one line naming the file and the dotted key: a bad key
+    before a bad value, as a reader fixes them."""
+    error = min(exc.errors(), key=_precedence)
+    loc, kind, found = error["loc"], error["type"], error["input"]
+    if kind == "extra_forbidden" and loc[-1] != "":
+        return _unknown(path, loc)
+    if kind == "value_error":
+        # A key's own check (storage.options) names the key.
+        loc = tuple(part for part in loc if part != "[key]")
+        problem = str(error["ctx"]["error"])
+    elif kind in ("invalid_key", "extra_forbidden") or loc[-1:] == ("[key]",):
+        key = "" if kind == "extra_forbidden" else found
+        loc = loc[:-2] if loc[-1:] == ("[key]",) else loc[:-1]
+        problem = f"expected string keys, found {_found(key)}"
+    elif kind == "model_type":
+        problem = f"expected a mapping, found {type(found).__name__}"
+    elif kind in EXPECTED:
+        problem = f"expected {EXPECTED[kind]}, found {_found(found)}"
+    else:
+        problem = f"{error['msg']}, found {_found(found)}"
+    return f"{path}: {'.'.join(map(str, loc)) or 'top level'}: {problem}"
 
 
-def _check_keys(raw: dict, path: Path, where: str) -> None:
-    for key in raw:
-        if not isinstance(key, str) or not key:
-            raise ConfigError(
-                f"{path}: {where}: expected string keys, found {type(key).__name__} {shown(key)}"
-            )
+def _precedence(error: ErrorDetails) -> tuple[int, tuple[int | str, ...]]:
+    """Keys that are not strings, then unknown keys (alphabetically), then values of
+    the wrong type, then values a check refuses."""
+    kinds = ("invalid_key", "extra_forbidden")
+    rank = kinds.index(error["type"]) if error["type"] in kinds else len(kinds)
+    rank += error["type"] == "value_error"
+    return rank, error["loc"] if error["type"] == "extra_forbidden" else ()
 
 
-def _check(value: Any, hint: Any, path: Path, key: str) -> Any:
-    origin = typing.get_origin(hint)
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(
-                f"{path}: {key}: expected a mapping, found {type(value).__name__} {shown(value)}"
-            )
-        _check_keys(value, path, key)
-        # Spark properties are strings; YAML turns 8 into an int and true into a bool.
-        return {k: _spark_value(v, path, f"{key}.{k}") for k, v in value.items()}
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in typing.get_args(hint):
-            return None
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    if typing.get_origin(hint) is Literal:
-        # The type is checked here, the choice among the modes by CHECKS (_one_of).
-        hint = type(typing.get_args(hint)[0])
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)  # YAML reads `2` as an int
-    # bool is an int in Python; YAML's `yes` must not pass as a count or vice versa.
-    if not isinstance(value, hint) or (hint is not bool and isinstance(value, bool)):
-        raise ConfigError(
-            f"{path}: {key}: expected {hint.__name__}, found {type(value).__name__} {shown(value)}"
-        )
-    return value
-
-
-def _spark_value(value: Any, path: Path, key: str) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int, float)):
-        return str(value)
-    raise ConfigError(
-        f"{path}: {key}: expected a string or number, found {type(value).__name__} {shown(value)}"
-    )
-
-
-# Each check returns what was expected (the message after the key), or None.
-Check = Callable[[Any], "str | None"]
-
-
-def _one_of(choices: tuple[str, ...]) -> Check:
-    def check(value: str) -> str | None:
-        if value in choices:
-            return None
-        return f"expected one of {', '.join(choices)}, found {shown(value)}"
-
-    return check
-
-
-def _plain_text(value: str) -> str | None:
-    if not value.strip():
-        return f"expected a non-empty string, found {shown(value)}"
-    if not value.isprintable():
-        return f"expected a string without control or format characters, found {shown(value)}"
-    return None
-
-
-def _location_text(value: str) -> str | None:
-    if not value.strip():
-        return f"expected a directory or URI, found {shown(value)}"
-    if not value.isprintable():
-        return (
-            "expected a directory or URI without control or format characters, "
-            f"found {shown(value)}"
-        )
-    return None
-
-
-def _master(value: str) -> str | None:
-    if MASTER_URL.fullmatch(value):
-        return None
-    return (
-        "expected a Spark master URL (local, local[N], local[*], yarn, spark://HOST:PORT, "
-        f"k8s://URL), found {shown(value)}"
-    )
-
-
-def _count(value: int) -> str | None:
-    if 1 <= value <= MAX_COUNT:
-        return None
-    return f"expected an int from 1 to {MAX_COUNT}, found {shown(value)}"
-
-
-def _client_libraries(value: dict[str, str]) -> str | None:
-    for pattern, library in value.items():
-        if library not in CLIENT_LIBRARIES:
-            return (
-                f"{pattern}: expected one of {', '.join(CLIENT_LIBRARIES)}, found {shown(library)}"
-            )
-    return None
-
-
-def _skew_limit(value: float) -> str | None:
-    if 1.0 < value < 1e9:
-        return None
-    return f"expected a number above 1.0 (an even group's lag skew), found {shown(value)}"
-
-
-def _positive(value: float) -> str | None:
-    if 0.0 < value < 1e9:
-        return None
-    return f"expected a number above 0, found {shown(value)}"
-
-
-def _factor(value: float) -> str | None:
-    if 1.0 <= value < 1e9:
-        return None
-    return f"expected a number of at least 1.0 (a multiple of the thresholds), found {shown(value)}"
-
-
-def _seconds(value: int) -> str | None:
-    if 0 <= value <= 86_400:
-        return None
-    return f"expected whole seconds from 0 to 86400, found {shown(value)}"
-
-
-def _lag(value: int) -> str | None:
-    if 0 <= value < 2**63:
-        return None
-    return f"expected an offset count from 0 to 2^63-1, found {shown(value)}"
-
-
-def _memory_mb(value: int) -> str | None:
-    if 64 <= value <= 1 << 20:
-        return None
-    return f"expected MiB from 64 to 1048576, found {shown(value)}"
-
-
-def _path_pattern(value: str) -> str | None:
-    try:
-        compiled = re.compile(value)
-    except (re.error, RecursionError, OverflowError, ValueError) as exc:
-        return f"expected a regular expression, found {shown(value)} ({exc})"
-    extra = sorted(set(compiled.groupindex) - set(PATH_GROUPS))
-    if extra:
-        return (
-            f"expected named groups among {', '.join(PATH_GROUPS)}, found group "
-            f"{shown(extra[0])} in {shown(value)}"
-        )
-    return None
-
-
-def _time_zone(value: str) -> str | None:
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        return f"expected an IANA time zone such as UTC or Europe/Paris, found {shown(value)}"
-    return None
-
-
-def _options(options: dict[str, str]) -> str | None:
-    secrets = sorted(k for k in options if k.upper() in SECRET_KEYS)
-    if secrets:
-        return (
-            f"{secrets[0]}: credentials do not belong in a conf file; set them in the "
-            "environment (or use a profile or instance role)"
-        )
-    return None
-
-
-CHECKS: dict[str, Check] = {
-    "app_name": _plain_text,
-    "master": _master,
-    "raw_root": _location_text,
-    "warehouse": _location_text,
-    "default_date": _one_of(DEFAULT_DATES),
-    "capture.path_pattern": _path_pattern,
-    "capture.log_timezone": _time_zone,
-    "capture.max_memory_mb": _memory_mb,
-    "capture.max_inflated_mb": _memory_mb,
-    "capture.max_inflation_ratio": _count,
-    "metrics.offsets_topic_partitions": _count,
-    "metrics.burrow_intervals": _count,
-    "metrics.burrow_allowed_lag": _lag,
-    "metrics.report_top": _count,
-    "metrics.static_session_timeout_s": _count,
-    "metrics.attention_rebalances": _count,
-    "metrics.attention_lag_skew": _skew_limit,
-    "metrics.attention_min_lag": _lag,
-    "metrics.rejoin_window_s": _count,
-    "metrics.capture_skew_s": _seconds,
-    "metrics.session_timeout_ms": _count,
-    "metrics.client_libraries": _client_libraries,
-    "metrics.reconcile_stuck_s": _seconds,
-    "metrics.change_min_seconds_saved": _positive,
-    "metrics.change_min_messages_delayed_saved": _count,
-    "metrics.change_min_paused_partitions_saved": _count,
-    "metrics.change_min_skew_gain": _positive,
-    "metrics.migration_gain_factor": _factor,
-    "metrics.crash_loop_restarts": _count,
-    "report.history_days": _count,
-}
-
-
-def _validate(config: Config, path: Path) -> None:
-    for key, check in CHECKS.items():
-        value: Any = config
-        for part in key.split("."):
-            value = getattr(value, part)
-        problem = check(value)
-        if problem:
-            raise ConfigError(f"{path}: {key}: {problem}")
-    problem = _options(config.storage.options)
-    if problem:
-        raise ConfigError(f"{path}: storage.options.{problem}")
+def _unknown(path: Path, loc: tuple[int | str, ...]) -> str:
+    section: BaseModel = Config()
+    for part in loc[:-1]:
+        section = getattr(section, str(part))
+    known = sorted(set(type(section).model_fields) - set(LOADER_KEYS))
+    prefix = "".join(f"{part}." for part in loc[:-1])
+    name = one_line(str(loc[-1]), VALUE_CHARS)
+    return f"{path}: unknown key {prefix}{name} (known: {', '.join(known)})"
 
 
 def _check_store_options(config: Config, path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The capture agent's YAML config, loaded into typed dataclasses that fail fast.
+"""The capture agent's YAML config, loaded into typed pydantic models that fail fast.
 
 Secrets never sit in the file: a client property's value may be `${NAME}` (an
 environment variable, also inside a longer string) or `file:/path` (the file's text,
@@ -13,9 +13,19 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from fleet_rebalance.agent.destination import (
     parse_compression,
@@ -25,7 +35,7 @@ from fleet_rebalance.agent.destination import (
 from fleet_rebalance.agent.errors import ConfigError
 from fleet_rebalance.agent.writer import Compression
 from fleet_rebalance.filesystems import Location
-from fleet_rebalance.yaml_file import read_yaml
+from fleet_rebalance.yaml_file import read_yaml, shown
 
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FILE_PREFIX = "file:"
@@ -37,25 +47,107 @@ SECRET_PROPERTY = re.compile(
 )
 # A cluster name is the first directory of every capture path: one plain segment.
 CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-DEFAULT_INTERVAL_S = 300.0
-DEFAULT_REQUEST_TIMEOUT_S = 30.0
-DEFAULT_BACKOFF_INITIAL_S = 5.0
-DEFAULT_BACKOFF_MAX_S = 300.0
-DEFAULT_DESCRIBE_BATCH = 200
-DEFAULT_TOPICS_BATCH = 500
-DEFAULT_OFFSETS_IN_FLIGHT = 64
-DEFAULT_LIST_OFFSETS_BATCH = 10_000
 MIN_INTERVAL_S = 1.0  # capture directories are named to the second
+# A cycle is also the default deadline of one cluster's capture, so cycles never pile up.
+DEFAULT_INTERVAL_S = 300.0
+MATCH_ALL = re.compile("")
 
 
-@dataclass(frozen=True)
-class GroupFilter:
+class PropertyError(ValueError):
+    """A client property that cannot be used, named by its key."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+def _seconds(value: Any, minimum: float = 0.0) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or value <= 0
+        or value < minimum
+    ):
+        at_least = f" of at least {minimum:g}" if minimum else ""
+        raise ValueError(f"expected a positive number of seconds{at_least}, found {shown(value)}")
+    return float(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a positive integer, found {shown(value)}")
+    return value
+
+
+def _patterns(value: Any) -> tuple[re.Pattern[str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(v, str | re.Pattern) for v in value
+    ):
+        raise ValueError(f"expected a list of regular expressions, found {shown(value)}")
+    compiled = []
+    for pattern in value:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+    return tuple(compiled)
+
+
+def _cluster_name(value: Any) -> str:
+    if not isinstance(value, str) or not CLUSTER_NAME.match(value):
+        raise ValueError(
+            "expected a plain directory name ([A-Za-z0-9._-], not starting "
+            f"with '.'), found {shown(value)}"
+        )
+    return value
+
+
+def _bootstrap_servers(value: Any) -> str:
+    if isinstance(value, list) and value and all(isinstance(b, str) for b in value):
+        value = ",".join(value)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected host:port[,host:port], found {shown(value)}")
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds)]
+Count = Annotated[int, BeforeValidator(_count)]
+Patterns = Annotated[tuple[re.Pattern[str], ...], BeforeValidator(_patterns)]
+
+
+class Section(BaseModel):
+    """A mapping of the capture config: no key it does not know, immutable once read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mapping(cls, data: Any) -> Any:
+        """An empty section is all defaults; a missing required key is checked as None,
+        so its message says what was expected."""
+        if data is None:
+            data = {}
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a mapping, found {type(data).__name__}")
+        required = (name for name, info in cls.model_fields.items() if info.is_required())
+        return {**dict.fromkeys(required), **data}
+
+
+class GroupFilter(Section):
     """Which listed groups are captured: any include pattern matches (re.search) and
     no exclude pattern does."""
 
-    include: tuple[re.Pattern[str], ...] = (re.compile(""),)
-    exclude: tuple[re.Pattern[str], ...] = ()
+    include: Patterns = (MATCH_ALL,)
+    exclude: Patterns = ()
+
+    @field_validator("include")
+    @classmethod
+    def _all_by_default(cls, value: tuple[re.Pattern[str], ...]) -> tuple[re.Pattern[str], ...]:
+        return value or (MATCH_ALL,)
 
     def wants(self, group_id: str) -> bool:
         return any(p.search(group_id) for p in self.include) and not any(
@@ -63,53 +155,75 @@ class GroupFilter:
         )
 
 
-@dataclass(frozen=True)
-class Timeouts:
-    request_s: float = DEFAULT_REQUEST_TIMEOUT_S
-    # The whole capture of one cluster; defaults to the interval so cycles never pile up.
-    cycle_s: float = DEFAULT_INTERVAL_S
+class Timeouts(Section):
+    request_s: Seconds = 30.0
+    # The whole capture of one cluster; a file's default is its own interval_s.
+    cycle_s: Seconds = DEFAULT_INTERVAL_S
 
 
-@dataclass(frozen=True)
-class Backoff:
-    initial_s: float = DEFAULT_BACKOFF_INITIAL_S
-    max_s: float = DEFAULT_BACKOFF_MAX_S
+class Backoff(Section):
+    initial_s: Seconds = 5.0
+    max_s: Seconds = 300.0
 
     def delay(self, failures: int) -> float:
         """Seconds before the next attempt after `failures` failed cycles in a row."""
         return min(self.max_s, self.initial_s * 2 ** max(0, failures - 1))
 
 
-@dataclass(frozen=True)
-class Batching:
-    describe_groups: int = DEFAULT_DESCRIBE_BATCH
-    describe_topics: int = DEFAULT_TOPICS_BATCH
-    offsets_in_flight: int = DEFAULT_OFFSETS_IN_FLIGHT
-    list_offsets_partitions: int = DEFAULT_LIST_OFFSETS_BATCH
+class Batching(Section):
+    describe_groups: Count = 200
+    describe_topics: Count = 500
+    offsets_in_flight: Count = 64
+    list_offsets_partitions: Count = 10_000
 
 
-@dataclass(frozen=True)
-class ClusterConfig:
-    name: str
-    bootstrap_servers: str
+class ClusterConfig(Section):
+    name: Annotated[str, BeforeValidator(_cluster_name)]
+    bootstrap_servers: Annotated[str, BeforeValidator(_bootstrap_servers)]
     # librdkafka properties with secrets resolved: never logged, never written.
-    client: dict[str, str] = field(default_factory=dict, repr=False)
-    groups: GroupFilter = field(default_factory=GroupFilter)
+    client: dict[str, str] = Field(default={}, repr=False)
+    groups: GroupFilter = GroupFilter()
+
+    @field_validator("client", mode="before")
+    @classmethod
+    def _resolved(cls, value: Any, info: ValidationInfo) -> Any:
+        """A file's properties with their secrets resolved (the context says from which
+        environment and directory); properties built in code are taken as given."""
+        if info.context is None:
+            return value
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping, found {type(value).__name__}")
+        client = {}
+        for key, raw in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"property names are strings, found {key!r}")
+            if key == "bootstrap.servers":
+                raise PropertyError(key, "set bootstrap_servers instead")
+            client[key] = _property(raw, key, **info.context)
+        return client
 
     def admin_properties(self) -> dict[str, str]:
         return {**self.client, "bootstrap.servers": self.bootstrap_servers}
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(Section):
     raw_root: Path | Location  # a Location when it is on an object store
     clusters: tuple[ClusterConfig, ...]
-    interval_s: float = DEFAULT_INTERVAL_S
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    backoff: Backoff = field(default_factory=Backoff)
-    batching: Batching = field(default_factory=Batching)
-    secrets: frozenset[str] = field(default_factory=frozenset, repr=False)
+    interval_s: Seconds = DEFAULT_INTERVAL_S
+    timeouts: Timeouts = Timeouts()
+    backoff: Backoff = Backoff()
+    batching: Batching = Batching()
+    # Every resolved secret, for the log filter (redaction.py); never from the file.
+    secrets: frozenset[str] = Field(default=frozenset(), repr=False)
     compression: Compression | None = None
+
+
+# The file's keys: the config's own, but its secrets, and what parse_config reads into
+# them (storage into raw_root, groups into each cluster's filter).
+TOP_KEYS = (set(AgentConfig.model_fields) - {"secrets"}) | {"storage", "groups"}
+Model = TypeVar("Model", bound=BaseModel)
 
 
 def load_config(path: Path | str, env: dict[str, str] | None = None) -> AgentConfig:
@@ -119,37 +233,38 @@ def load_config(path: Path | str, env: dict[str, str] | None = None) -> AgentCon
     return parse_config(document, os.environ if env is None else env, base=path.parent)
 
 
-TOP_KEYS = {
-    "raw_root",
-    "storage",
-    "compression",
-    "interval_s",
-    "timeouts",
-    "backoff",
-    "batching",
-    "groups",
-    "clusters",
-}
-CLUSTER_KEYS = {"name", "bootstrap_servers", "client", "groups"}
-
-
 def parse_config(document: Any, env: Any, base: Path = Path(".")) -> AgentConfig:
     """The config from a parsed YAML document; `env` resolves `${NAME}`, `base` relative
     paths (raw_root, file: secrets)."""
-    top = _mapping(document, "the capture config")
-    _known(top, TOP_KEYS, "the capture config")
-    secrets: set[str] = set()
-    interval = _number(top, "interval_s", DEFAULT_INTERVAL_S, minimum=MIN_INTERVAL_S)
-    timeouts = _mapping(top.get("timeouts", {}), "timeouts")
-    backoff = _mapping(top.get("backoff", {}), "backoff")
-    batching = _mapping(top.get("batching", {}), "batching")
-    default_filter = _filter(top.get("groups", {}), "groups")
+    top = {} if document is None else document
+    if not isinstance(top, dict):
+        raise ConfigError(f"the capture config: expected a mapping, found {type(top).__name__}")
+    unknown = sorted(str(k) for k in set(top) - TOP_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"the capture config: unknown key(s) {unknown}; expected some of {sorted(TOP_KEYS)}"
+        )
+    try:
+        interval = _seconds(top.get("interval_s", DEFAULT_INTERVAL_S), minimum=MIN_INTERVAL_S)
+    except ValueError as exc:
+        raise ConfigError(f"interval_s: {exc}") from None
+    timeouts = top.get("timeouts")
+    if timeouts is None or isinstance(timeouts, dict):
+        timeouts = {"cycle_s": interval, **(timeouts or {})}
+    default_filter = _validated(GroupFilter, top.get("groups"), "groups")
     raw_root = parse_raw_root(top.get("raw_root"), parse_storage_options(top.get("storage")), base)
     clusters = top.get("clusters")
     if not isinstance(clusters, list) or not clusters:
-        raise ConfigError("clusters: expected a non-empty list, found " + _shown(clusters))
+        raise ConfigError(f"clusters: expected a non-empty list, found {shown(clusters)}")
+    secrets: set[str] = set()
+    context = {"env": env, "base": base, "secrets": secrets}
     parsed = tuple(
-        _cluster(c, f"clusters[{i}]", env, base, secrets, default_filter)
+        _validated(
+            ClusterConfig,
+            {"groups": default_filter, **c} if isinstance(c, dict) else c,
+            f"clusters[{i}]",
+            context,
+        )
         for i, c in enumerate(clusters)
     )
     names = [c.name for c in parsed]
@@ -160,67 +275,61 @@ def parse_config(document: Any, env: Any, base: Path = Path(".")) -> AgentConfig
         compression=parse_compression(top.get("compression")),
         clusters=parsed,
         interval_s=interval,
-        timeouts=Timeouts(
-            request_s=_number(timeouts, "request_s", DEFAULT_REQUEST_TIMEOUT_S, "timeouts."),
-            cycle_s=_number(timeouts, "cycle_s", interval, "timeouts."),
-        ),
-        backoff=Backoff(
-            initial_s=_number(backoff, "initial_s", DEFAULT_BACKOFF_INITIAL_S, "backoff."),
-            max_s=_number(backoff, "max_s", DEFAULT_BACKOFF_MAX_S, "backoff."),
-        ),
-        batching=Batching(
-            describe_groups=_count(batching, "describe_groups", DEFAULT_DESCRIBE_BATCH),
-            describe_topics=_count(batching, "describe_topics", DEFAULT_TOPICS_BATCH),
-            offsets_in_flight=_count(batching, "offsets_in_flight", DEFAULT_OFFSETS_IN_FLIGHT),
-            list_offsets_partitions=_count(
-                batching, "list_offsets_partitions", DEFAULT_LIST_OFFSETS_BATCH
-            ),
-        ),
+        timeouts=_validated(Timeouts, timeouts, "timeouts"),
+        backoff=_validated(Backoff, top.get("backoff"), "backoff"),
+        batching=_validated(Batching, top.get("batching"), "batching"),
         secrets=frozenset(s for s in secrets if s),
     )
 
 
-def _cluster(
-    value: Any, where: str, env: Any, base: Path, secrets: set[str], default: GroupFilter
-) -> ClusterConfig:
-    cluster = _mapping(value, where)
-    _known(cluster, CLUSTER_KEYS, where)
-    name = cluster.get("name")
-    if not isinstance(name, str) or not CLUSTER_NAME.match(name):
-        raise ConfigError(
-            f"{where}.name: expected a plain directory name ([A-Za-z0-9._-], not starting "
-            f"with '.'), found {_shown(name)}"
-        )
-    bootstrap = cluster.get("bootstrap_servers")
-    if isinstance(bootstrap, list) and bootstrap and all(isinstance(b, str) for b in bootstrap):
-        bootstrap = ",".join(bootstrap)
-    if not isinstance(bootstrap, str) or not bootstrap:
-        raise ConfigError(
-            f"{where}.bootstrap_servers: expected host:port[,host:port], found {_shown(bootstrap)}"
-        )
-    client: dict[str, str] = {}
-    for key, raw in _mapping(cluster.get("client", {}), f"{where}.client").items():
-        if not isinstance(key, str):
-            raise ConfigError(f"{where}.client: property names are strings, found {key!r}")
-        if key == "bootstrap.servers":
-            raise ConfigError(f"{where}.client.bootstrap.servers: set bootstrap_servers instead")
-        client[key] = _property(raw, key, f"{where}.client.{key}", env, base, secrets)
-    groups = _filter(cluster["groups"], f"{where}.groups") if "groups" in cluster else default
-    return ClusterConfig(name=name, bootstrap_servers=bootstrap, client=client, groups=groups)
+def _validated(
+    model: type[Model], value: Any, where: str, context: dict[str, Any] | None = None
+) -> Model:
+    """`value` as a `model`, or ConfigError naming the key under `where`."""
+    try:
+        return model.model_validate(value, context=context)
+    except ValidationError as exc:
+        raise ConfigError(_refusal(exc, model, where)) from None
 
 
-def _property(raw: Any, key: str, where: str, env: Any, base: Path, secrets: set[str]) -> str:
+def _refusal(exc: ValidationError, model: type[BaseModel], where: str) -> str:
+    """pydantic's first error as the one line a reader fixes: unknown keys first, all of
+    them, then the first value."""
+    errors = exc.errors()
+    extra = [e for e in errors if e["type"] in ("extra_forbidden", "invalid_key")]
+    error = (extra or errors)[0]
+    loc = list(error["loc"])
+    if extra:
+        section: Any = model
+        for part in loc[:-1]:
+            if isinstance(part, str):
+                section = section.model_fields[part].annotation
+        names = sorted(str(e["loc"][-1]) for e in extra if e["loc"][:-1] == error["loc"][:-1])
+        known = sorted(section.model_fields)
+        return f"{_key(where, loc[:-1])}: unknown key(s) {names}; expected some of {known}"
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, PropertyError):
+        loc.append(cause.key)
+    return f"{_key(where, loc)}: {cause if cause is not None else error['msg']}"
+
+
+def _key(where: str, loc: list[int | str]) -> str:
+    return where + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def _property(raw: Any, key: str, env: Any, base: Path, secrets: set[str]) -> str:
     if isinstance(raw, bool):
         return "true" if raw else "false"
     if isinstance(raw, int | float):
         return str(raw)
     if not isinstance(raw, str):
-        raise ConfigError(f"{where}: expected a string or number, found {type(raw).__name__}")
+        raise PropertyError(key, f"expected a string or number, found {type(raw).__name__}")
     referenced = raw.startswith(FILE_PREFIX) or ENV_REFERENCE.search(raw) is not None
     if SECRET_PROPERTY.search(key) and not referenced:
-        raise ConfigError(
-            f"{where}: a secret must come from the environment (${{NAME}}) or a file "
-            "(file:/path), not be written in the config"
+        raise PropertyError(
+            key,
+            "a secret must come from the environment (${NAME}) or a file "
+            "(file:/path), not be written in the config",
         )
     if raw.startswith(FILE_PREFIX):
         secret_path = Path(raw[len(FILE_PREFIX) :])
@@ -228,14 +337,14 @@ def _property(raw: Any, key: str, where: str, env: Any, base: Path, secrets: set
         try:
             value = secret_path.read_text(encoding="utf-8").removesuffix("\n")
         except OSError as exc:
-            raise ConfigError(f"{where}: cannot read {secret_path}: {exc.strerror}") from None
+            raise PropertyError(key, f"cannot read {secret_path}: {exc.strerror}") from None
         secrets.add(value)
         return value
 
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in env:
-            raise ConfigError(f"{where}: environment variable {name} is not set")
+            raise PropertyError(key, f"environment variable {name} is not set")
         secrets.add(env[name])
         return env[name]
 
@@ -243,72 +352,3 @@ def _property(raw: Any, key: str, where: str, env: Any, base: Path, secrets: set
     if value != raw:
         secrets.add(value)
     return value
-
-
-def _filter(value: Any, where: str) -> GroupFilter:
-    spec = _mapping(value, where)
-    unknown = set(spec) - {"include", "exclude"}
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; expected include, exclude")
-    include = _patterns(spec.get("include"), f"{where}.include")
-    return GroupFilter(
-        include=include or (re.compile(""),),
-        exclude=_patterns(spec.get("exclude"), f"{where}.exclude"),
-    )
-
-
-def _patterns(value: Any, where: str) -> tuple[re.Pattern[str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a list of regular expressions, found {_shown(value)}")
-    compiled = []
-    for pattern in value:
-        try:
-            compiled.append(re.compile(pattern))
-        except re.error as exc:
-            raise ConfigError(f"{where}: {pattern!r} is not a regular expression: {exc}") from None
-    return tuple(compiled)
-
-
-def _known(spec: dict[str, Any], known: set[str], where: str) -> None:
-    unknown = sorted(str(k) for k in set(spec) - known)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(known)}")
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a mapping, found {type(value).__name__}")
-    return value
-
-
-def _number(
-    spec: dict[str, Any], key: str, default: float, prefix: str = "", minimum: float = 0.0
-) -> float:
-    value = spec.get(key, default)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or value <= 0
-        or value < minimum
-    ):
-        at_least = f" of at least {minimum:g}" if minimum else ""
-        raise ConfigError(
-            f"{prefix}{key}: expected a positive number of seconds{at_least}, found {_shown(value)}"
-        )
-    return float(value)
-
-
-def _count(spec: dict[str, Any], key: str, default: int) -> int:
-    value = spec.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"batching.{key}: expected a positive integer, found {_shown(value)}")
-    return value
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -230,7 +230,7 @@ class Decompressed:
             self.problem = self._damage("cut short (its last frame is incomplete)")
 
 
-DEFAULT_GUARD = Guard.of(CaptureConfig.max_inflated_mb, CaptureConfig.max_inflation_ratio)
+DEFAULT_GUARD = Guard.of(CaptureConfig().max_inflated_mb, CaptureConfig().max_inflation_ratio)
 
 
 class Verified:

@@ -98,7 +98,7 @@ def recommendations(
     declared: DataFrame,
     groups: DataFrame | None = None,
     static_what_if: DataFrame | None = None,
-    static_session_timeout_s: int = MetricsConfig.static_session_timeout_s,
+    static_session_timeout_s: int = MetricsConfig().static_session_timeout_s,
 ) -> DataFrame:
     """One row per group and date. `groups` is protocols.group_context's (protocol,
     brokers and instance_ids; without it a group declaring a server-side assignor is

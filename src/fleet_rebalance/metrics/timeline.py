@@ -92,7 +92,7 @@ def timeline_rows(
     key: tuple[str, str],
     generations: Iterable[Generation],
     run_date: dt.date,
-    offsets_partitions: int = MetricsConfig.offsets_topic_partitions,
+    offsets_partitions: int = MetricsConfig().offsets_topic_partitions,
 ) -> list[dict[str, Any]]:
     """The rows (ROW_SCHEMA) of one group's generations that happened on run_date;
     `offsets_partitions`: the cluster's offsets.topic.num.partitions."""

@@ -45,7 +45,7 @@ class SessionTimeouts:
     """The session timeouts a group's log lines give, by member id, instance id and
     client id; `default` for a consumer they do not name."""
 
-    default: int = MetricsConfig.session_timeout_ms
+    default: int = MetricsConfig().session_timeout_ms
     by_member: dict[str, int] = field(default_factory=dict)
     by_instance: dict[str, int] = field(default_factory=dict)
     by_client: dict[str, int] = field(default_factory=dict)
