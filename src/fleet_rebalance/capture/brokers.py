@@ -25,6 +25,7 @@ HEADER = re.compile(r"^(?P<source>All|Dynamic) configs for broker (?P<broker>\S+
 DEFAULT_HEADER = re.compile(r"^Default configs for brokers in the cluster are:$")
 CONFIG = re.compile(r"^  (?P<name>[^=\s]+)=(?P<value>.*) sensitive=(?:true|false) synonyms=\{.*\}$")
 RACK = "broker.rack"
+VIEW = "kafka-configs.sh --describe --all"
 NOT_ALL = (
     "kafka-configs.sh --describe without --all: it shows dynamic configs only, never "
     "broker.rack; capture with --all"
@@ -62,11 +63,8 @@ def parse_brokers(text_lines: list[str], result: ParseResult, context: ParseCont
         config = CONFIG.match(line)
         if config is None:
             failure = msg.tool_error(stripped)
-            if failure is not None or msg.is_stack_trace(line):
-                result.reject(number, line, f"tool error: {failure or 'stack trace'}")
-                result.status = FAILED_CAPTURE
-            else:
-                result.reject(number, line, "not a kafka-configs.sh --describe --all line")
+            trace = "stack trace" if msg.is_stack_trace(line) else None
+            result.reject_foreign(number, line, failure or trace, VIEW)
             continue
         if config["name"] != RACK or broker is None:
             result.structural += 1

@@ -20,12 +20,13 @@ from typing import Any
 from fleet_rebalance.capture import tool_messages as msg
 from fleet_rebalance.capture.context import ParseContext
 from fleet_rebalance.capture.numbers import INT32, check_int, not_negative, parse_int
-from fleet_rebalance.capture.result import FAILED_CAPTURE, PARTITION_SIZES, ParseResult
+from fleet_rebalance.capture.result import PARTITION_SIZES, ParseResult
 from fleet_rebalance.capture.text import BLANKS, SURROGATE, UNPRINTED
 
 QUERYING = "Querying brokers for log directories information"
 RECEIVED = re.compile(r"^Received log directory information from brokers [0-9,]*$")
 VERSION = 1
+VIEW = "kafka-log-dirs.sh --describe"
 # A replica `topic-partition`: the topic may hold `-`, the partition is after the last.
 REPLICA = re.compile(r"^(?P<topic>.+)-(?P<partition>[0-9]+)$")
 
@@ -45,11 +46,8 @@ def parse_log_dirs(text_lines: list[str], result: ParseResult, context: ParseCon
             continue
         if not stripped.startswith("{"):
             failure = msg.tool_error(stripped)
-            if failure is not None or msg.is_stack_trace(line):
-                result.reject(number, line, f"tool error: {failure or 'stack trace'}")
-                result.status = FAILED_CAPTURE
-            else:
-                result.reject(number, line, "not a kafka-log-dirs.sh --describe line")
+            trace = "stack trace" if msg.is_stack_trace(line) else None
+            result.reject_foreign(number, line, failure or trace, VIEW)
             continue
         try:
             rows, failed_dirs = _replicas(json.loads(stripped))

@@ -70,6 +70,15 @@ class ParseResult:
     def reject(self, line_number: int, line: str, reason: str) -> None:
         self._quarantine(line_number, line, reason)
 
+    def reject_foreign(self, line_number: int, line: str, failure: str | None, view: str) -> None:
+        """A line that is none of a view's: the tool's failure (`failure`, or a stack
+        trace: the capture failed) or a line that is `view`'s in no release."""
+        if failure is not None:
+            self.reject(line_number, line, f"tool error: {failure}")
+            self.status = FAILED_CAPTURE
+        else:
+            self.reject(line_number, line, f"not a {view} line")
+
     def reject_file(self, reason: str, line: str = "", *, lines: int | None = None) -> None:
         """One quarantine row for the whole file (line_number null), standing for `lines`
         of its lines: by default all of them, as such a file is not parsed further. It
