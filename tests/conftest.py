@@ -16,7 +16,7 @@ from fleet_rebalance.config import Config
 
 PROJECT = Path(__file__).resolve().parent.parent
 
-# Under --dist loadfile (.ci/run, with --no-loadscope-reorder) a module's place is its
+# Under --dist loadfile (.ci/run, with --no-loadscopereorder) a module's place is its
 # first test's: the longest modules start first (the Kafka labs, the standalone cluster,
 # the airflow venv, the other minutes-long ones), then those that run Spark, then the
 # pure ones, which fill the workers' ends.
