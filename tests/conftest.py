@@ -16,17 +16,17 @@ from fleet_rebalance.config import Config
 
 PROJECT = Path(__file__).resolve().parent.parent
 
-# Under --dist loadfile (.ci/run, with --no-loadscopereorder) a module's place is its
-# first test's: the longest modules start first (the Kafka labs, the standalone cluster,
-# the airflow venv, the other minutes-long ones), then those that run Spark, then the
-# pure ones, which fill the workers' ends.
-FIRST_MARKS = ("lab", "cluster", "airflow", "slow", "spark")
+# Modules that start clusters, labs or a second virtualenv run first, then the modules
+# that run Spark, then the pure ones: under --dist loadfile the minutes-long modules start
+# at once and the second-long ones fill the workers' ends.
+FIRST_MARKS = ("lab", "cluster", "airflow", "slow")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
-        marked = (i for i, mark in enumerate(FIRST_MARKS) if item.get_closest_marker(mark))
-        return next(marked, len(FIRST_MARKS))
+        if any(item.get_closest_marker(mark) for mark in FIRST_MARKS):
+            return 0
+        return 1 if item.get_closest_marker("spark") else 2
 
     items.sort(key=rank)  # stable: a module keeps its own order
 
