@@ -1,9 +1,7 @@
-"""One SparkSession per test process (local[2], few shuffle partitions, UI off); CI runs
-the suite in three processes (pytest-xdist, whole modules each: .ci/run)."""
+"""One SparkSession for the whole run (local[2], few shuffle partitions, UI off)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 from dataclasses import dataclass
@@ -15,20 +13,6 @@ from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS 
 from fleet_rebalance.config import Config
 
 PROJECT = Path(__file__).resolve().parent.parent
-
-# Modules that start clusters, labs or a second virtualenv run first, then the modules
-# that run Spark, then the pure ones: under --dist loadfile the minutes-long modules start
-# at once and the second-long ones fill the workers' ends.
-FIRST_MARKS = ("lab", "cluster", "airflow", "slow")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        if any(item.get_closest_marker(mark) for mark in FIRST_MARKS):
-            return 0
-        return 1 if item.get_closest_marker("spark") else 2
-
-    items.sort(key=rank)  # stable: a module keeps its own order
 
 
 @pytest.fixture
@@ -106,13 +90,8 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             **hadoop_s3a_conf(s3.storage_options),
         },
     )
-    # Test processes that start at once would resolve spark.jars.packages into one Ivy
-    # cache together: on a fresh machine, one fetches and the others find it done.
-    lock = tmp_path_factory.getbasetemp().parent / "spark-packages.lock"
     try:
-        with lock.open("a") as held:
-            fcntl.flock(held, fcntl.LOCK_EX)
-            session = build_session(config, job="pytest", master="local[2]")
+        session = build_session(config, job="pytest", master="local[2]")
     except DeltaUnavailableError as exc:  # a machine without Maven Central: one line
         pytest.exit(f"the tests need Spark's JVM packages: {exc}", returncode=1)
     session.sparkContext.setLogLevel("ERROR")

@@ -10,7 +10,6 @@ stamped with the pom's digest so an edited pom is resolved again.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -34,14 +33,6 @@ def classpath(project: Path, name: str) -> list[Path]:
     project = project.resolve()
     pom = project / POM
     listing = project / CACHE / f"{name}.classpath"
-    listing.parent.mkdir(parents=True, exist_ok=True)
-    # Test processes running at once (pytest-xdist) resolve a set once, not side by side.
-    with (project / CACHE / f"{name}.lock").open("a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        return _jars(pom, name, listing)
-
-
-def _jars(pom: Path, name: str, listing: Path) -> list[Path]:
     stamp = listing.with_suffix(".pom-sha256")
     digest = hashlib.sha256(pom.read_bytes()).hexdigest()
     if not listing.is_file() or not stamp.is_file() or stamp.read_text().strip() != digest:
