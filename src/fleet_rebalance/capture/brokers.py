@@ -57,7 +57,9 @@ def parse_brokers(text_lines: list[str], result: ParseResult, context: ParseCont
             continue
         if DEFAULT_HEADER.match(stripped):
             broker = None
-        if not stripped or msg.is_log_noise(stripped) or DEFAULT_HEADER.match(stripped):
+            result.structural += 1
+            continue
+        if not stripped or msg.is_log_noise(stripped):
             result.structural += 1
             continue
         config = CONFIG.match(line)

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Bronze table each capture kind feeds (jsonl feeds four).
+# Bronze table each capture kind feeds (jsonl feeds three).
 OFFSETS, MEMBERS, GROUP_STATES, TOPIC_PARTITIONS, COORDINATOR_EVENTS = (
     "offsets",
     "members",
