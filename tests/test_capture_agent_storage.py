@@ -15,7 +15,7 @@ from test_capture_agent import AT, Lines, config_for, east
 from fleet_rebalance.agent.config import parse_config
 from fleet_rebalance.agent.errors import ConfigError
 from fleet_rebalance.agent.runner import run_once
-from fleet_rebalance.agent.snapshot import GROUPS_FILE, TOPICS_FILE
+from fleet_rebalance.agent.snapshot import BROKERS_FILE, GROUPS_FILE, TOPICS_FILE
 from fleet_rebalance.agent.writer import write_snapshot
 from fleet_rebalance.capture.bronze_batches import parse_file
 from fleet_rebalance.capture.paths import DEFAULT_PATH_PATTERN
@@ -23,8 +23,8 @@ from fleet_rebalance.capture.store import discover, survey
 from fleet_rebalance.filesystems import Location
 
 SNAPSHOT = "east/captures/2026-11-20T091000Z"
-PLAIN = [f"{SNAPSHOT}/{GROUPS_FILE}", f"{SNAPSHOT}/{TOPICS_FILE}"]
-GZIPPED = [f"{SNAPSHOT}/{GROUPS_FILE}.gz", f"{SNAPSHOT}/{TOPICS_FILE}.gz"]
+PLAIN = [f"{SNAPSHOT}/{name}" for name in (BROKERS_FILE, GROUPS_FILE, TOPICS_FILE)]
+GZIPPED = [f"{name}.gz" for name in PLAIN]
 CLUSTERS = [{"name": "east", "bootstrap_servers": "east:9092"}]
 
 
@@ -81,8 +81,9 @@ def plain_rows(tmp_path) -> dict[str, dict]:
     capture(config_for(raw, "east"))
     rows = bronze(Location(str(raw)))
     assert sorted(rows) == PLAIN
-    assert rows[PLAIN[0]]["kind"] == "jsonl" and rows[PLAIN[1]]["kind"] == "topics"
-    assert rows[PLAIN[0]]["tables"]["group_states"]
+    assert [rows[name]["kind"] for name in PLAIN] == ["brokers", "jsonl", "topics"]
+    assert rows[PLAIN[0]]["tables"]["brokers"]
+    assert rows[PLAIN[1]]["tables"]["group_states"]
     return rows
 
 
