@@ -312,6 +312,54 @@ def test_client_reasons_of_a_3x_coordinator():
     assert generations[1].removed == generations[1].added == set()  # a rejoin moves no one
 
 
+def test_a_leave_that_completes_the_join_is_logged_after_the_stabilized_line():
+    """Given: the live 3.9.2 lab's lines when two of a cooperative group's four members
+    left at once (GroupCoordinator.handleLeaveGroup logs `has left` after the removal,
+    and the second removal completed the join: `Stabilized ... with 2 members` comes
+    first), then a leave 0.4 s after a later generation's end that starts the next
+    rebalance (new coordinator: the leave line before its Preparing line).
+    Then: generation 4 let both go; the later leave belongs to the generation it started."""
+    gone = ("lab-rdkafka-2-9e7e", "lab-rdkafka-1-a54c")
+
+    def left(ms: str, member: str) -> str:
+        return (
+            f"[2026-11-20 22:52:29,{ms}] INFO [GroupCoordinator 1]: Member MemberMetadata("
+            f"memberId={member}, groupInstanceId=None, clientId={member[:12]}, clientHost=/127."
+            "0.0.1, sessionTimeoutMs=10000, rebalanceTimeoutMs=300000, supportedProtocols=List("
+            "cooperative-sticky)) has left group lab-rdkafka through explicit `LeaveGroup`; client "
+            f"reason: not provided {OLD}"
+        )
+
+    lines = [
+        "[2026-11-20 22:49:52,649] INFO [GroupCoordinator 1]: Stabilized group lab-rdkafka "
+        f"generation 3 (__consumer_offsets-4) with 4 members {OLD}",
+        "[2026-11-20 22:52:29,053] INFO [GroupCoordinator 1]: Preparing to rebalance group lab-"
+        "rdkafka in state PreparingRebalance with old generation 3 (__consumer_offsets-4) (reason"
+        f": Removing member {gone[0]} on LeaveGroup; client reason: not provided) {OLD}",
+        left("054", gone[0]),
+        "[2026-11-20 22:52:29,151] INFO [GroupCoordinator 1]: Stabilized group lab-rdkafka "
+        f"generation 4 (__consumer_offsets-4) with 2 members {OLD}",
+        left("153", gone[1]),
+        "[2026-11-20 22:52:29,156] INFO [GroupCoordinator 1]: Assignment received from leader "
+        "lab-rdkafka-4-772c for group lab-rdkafka for generation 4. The group has 2 members, 0"
+        f" of which are static. {OLD}",
+        f"[2026-11-20 22:52:29,550] INFO {NEW_PREFIX} [Group lab-rdkafka] Member lab-rdkafka-3-"
+        f"77aa has left group through explicit `LeaveGroup` request; client reason: not "
+        f"provided {NEW}",
+        f"[2026-11-20 22:52:29,551] INFO {NEW_PREFIX} Preparing to rebalance group lab-rdkafka "
+        "in state PreparingRebalance with old generation 4 (reason: explicit `LeaveGroup` "
+        f"request for (lab-rdkafka-3-77aa) members.). {NEW}",
+        f"[2026-11-20 22:52:30,000] INFO {NEW_PREFIX} Stabilized group lab-rdkafka generation 5"
+        f" with 1 members. {NEW}",
+    ]
+    generations = group_generations(log_rows("\n".join(lines) + "\n"))
+    assert [(g.generation, g.removed) for g in generations] == [
+        (3, set()),
+        (4, set(gone)),
+        (5, {"lab-rdkafka-3-77aa"}),
+    ]
+
+
 def test_new_coordinator_leave_line_carries_the_client_reason():
     """Given: a 3.9/4.x classic group: the leave line (client reason) before the
     Preparing line, whose reason names the member but not why it left; then a KIP-848

@@ -14,7 +14,13 @@ Member lines (joined, left, failed, fenced) belong to the first generation whose
 holds them: from MEMBER_LEAD before its start (the new coordinator logs a leave, and a
 KIP-848 group its member changes, just before the start line) to its end (classic
 members join and are dropped while the group prepares). A member line outside every
-span (a static member rejoining during Stable) belongs to none.
+span (a static member rejoining during Stable) belongs to none, but one: the old
+coordinator logs a LeaveGroup's `has left` line after removing the member, and when
+that removal completes the join, after the generation's `Stabilized ... with n members`
+too (GroupCoordinator.handleLeaveGroup: removeMemberAndUpdateGroup, then the info line).
+A leave line within LEAVE_TRAIL after an end whose member count it is missing from
+(the count before, plus the joins, less the leaves, is more than the end line's n)
+belongs to that generation.
 
 A cooperative group's second round (KIP-429: the members that revoked partitions rejoin
 at once, client reason `need to revoke partitions and re-join`) is a generation of its
@@ -44,6 +50,7 @@ from fleet_rebalance.replay.log_causes import CLIENT_REASON, Reading, member_cau
 from fleet_rebalance.vocabulary import Cause, GroupType, MemberEvent
 
 MEMBER_LEAD = dt.timedelta(seconds=10)
+LEAVE_TRAIL = dt.timedelta(seconds=1)
 STARTS = ("prepare_rebalance", "epoch_bumped")
 ENDS = ("stabilized", "target_assignment", "group_empty")
 MEMBER_EVENTS = (
@@ -239,13 +246,26 @@ def group_generations(rows: Iterable[Mapping[str, Any]]) -> list[Generation]:
         gen.previous_end = before.stabilized_at if before is not None else None
         gen.previous_count = before.member_count if before is not None else None
     for member in members:
-        for gen in generations:
-            start = gen.started_at or gen.stabilized_at
-            end = gen.stabilized_at or gen.started_at
-            if start - MEMBER_LEAD <= member.at <= end:  # type: ignore[operator]
-                gen.members.append(member)
-                break
+        owner = _trailed(member, generations) or next(
+            (g for g in generations if g.at - MEMBER_LEAD <= member.at <= g.ended), None
+        )
+        if owner is not None:
+            owner.members.append(member)
     return generations
+
+
+def _trailed(member: MemberLine, generations: list[Generation]) -> Generation | None:
+    """The generation a leave line trails (the module docstring's exception), if any."""
+    if member.event != MemberEvent.LEFT or any(g.at <= member.at <= g.ended for g in generations):
+        return None
+    for gen in generations:
+        end, count, before = gen.stabilized_at, gen.member_count, gen.previous_count
+        if end is None or count is None or before is None:
+            continue
+        if end < member.at <= end + LEAVE_TRAIL and member.member_id not in gen.removed:
+            if before + len(gen.added) - len(gen.removed) > count:
+                return gen
+    return None
 
 
 def _member_count(event: str, line: str | None) -> int | None:
