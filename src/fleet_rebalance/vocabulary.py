@@ -77,3 +77,11 @@ class Status(StrEnum):
     STOP = "STOP"
     STALL = "STALL"
     REWIND = "REWIND"
+
+
+class ZoneSource(StrEnum):
+    """How a consumer's availability zone was found (metrics/cross_zone_rules.py): its
+    own client.rack, or the configured CIDR (zones.consumer_cidrs) holding its host."""
+
+    CLIENT_RACK = "client.rack"
+    CIDR = "cidr"

@@ -1,0 +1,453 @@
+"""`cross_zone_traffic` rules: what one consumer group's reads of one day cost across
+availability zones. Pure Python, no Spark: the gold step hands over the group's bronze rows
+of the day (offsets, members, topic_partitions, brokers, partition_sizes) and the conf's
+zones; `reads` turns them into bytes per partition and capture interval, `cross_zone`
+classifies those bytes for the assignment captured or any other (a rack-aware assignor's
+replay: the what-if), and `traffic` is the table's row.
+
+Zones (DESIGN.md "Zones"), never guessed:
+- consumer: its client.rack, else the zone of the longest configured CIDR holding its host.
+- broker: its broker.rack as last captured; the conf's broker map only fills the brokers
+  without one, since the captured rack is what the brokers' replica selector and KIP-881's
+  assignors compare with client.rack.
+Bytes: the group's committed-offset growth over an interval (consecutive offsets captures)
+times the interval's bytes per record: the partition's size growth (the leader's replica,
+else the largest in-sync one) over its log-end growth, rounded to the byte. An interval
+without that measure (a size drop is retention deleting segments; a size or log end not
+captured at an end; nothing produced) takes the partition's rate over the day's measured
+intervals, else the topic's configured record size (`estimated`), else its bytes are
+unknown, counted apart and never 0. A fetch sends record batches as stored, so a
+configured record size means stored (compressed) bytes per record.
+Cross-zone: an interval's reader is the partition's owner at the capture that opens it.
+From the leader, a read crosses when the leader's zone is not the reader's. With follower
+fetching (KIP-392's RackAwareReplicaSelector serves a caught-up in-sync replica in the
+client's rack, else the leader) it crosses only when no in-sync replica is in the reader's
+zone; this is what the reads would cost with the selector on and client.rack set, which
+the captures cannot show. A read's zones are unknown when the reader's, the leader's or any
+in-sync replica's is: a partly racked cluster is a config gap, not a fact to reason around.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import ipaddress
+import itertools
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import NamedTuple, TypedDict
+
+from fleet_rebalance.assignors.types import TopicPartition
+from fleet_rebalance.vocabulary import ZoneSource
+
+GB = 10**9  # cloud bills count decimal gigabytes
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Owners = Mapping[str, Collection[tuple[str, int]]]  # member -> partitions (an Assignment)
+
+
+class ZoneConfigError(ValueError):
+    """A configured CIDR that is not one."""
+
+
+class PartitionRef(TypedDict):
+    topic: str
+    partition: int
+
+
+class OffsetRow(TypedDict):
+    captured_at: dt.datetime
+    topic: str
+    partition: int
+    current_offset: int | None
+    log_end_offset: int | None
+    consumer_id: str | None
+    host: str | None
+
+
+class MemberRow(TypedDict):
+    captured_at: dt.datetime
+    consumer_id: str
+    host: str | None
+    rack: str | None
+    assignment: list[PartitionRef] | None
+
+
+class PartitionRow(TypedDict):
+    captured_at: dt.datetime
+    topic: str
+    partition: int
+    leader: int | None
+    isr: list[int]
+
+
+class BrokerRow(TypedDict):
+    captured_at: dt.datetime
+    broker: int
+    rack: str | None
+
+
+class SizeRow(TypedDict):
+    captured_at: dt.datetime
+    topic: str
+    partition: int
+    broker: int
+    size_bytes: int
+    is_future: bool | None
+
+
+class ConsumerZone(NamedTuple):
+    zone: str | None
+    source: ZoneSource | None
+
+
+@dataclass(frozen=True)
+class Zones:
+    consumers: Mapping[str, ConsumerZone]
+    brokers: Mapping[int, str]
+
+
+@dataclass(frozen=True)
+class Read:
+    """What the group read from one partition over one capture interval."""
+
+    start: dt.datetime
+    topic_partition: TopicPartition
+    owner: str | None  # at the opening capture
+    leader: int | None  # placement at the opening capture
+    isr: tuple[int, ...]
+    records: int  # 0 for an offset reset
+    bytes: int | None  # None: no measured rate and no record size configured
+    estimated: bool  # bytes from a configured record size
+    reset: bool  # the committed offset went back
+
+
+@dataclass(frozen=True)
+class CrossZone:
+    """Cross-zone bytes of a set of reads under one assignment (bytes not known are left out)."""
+
+    cross_zone_leader_bytes: int
+    cross_zone_follower_bytes: int
+    unknown_zone_bytes: int
+    unowned_bytes: int
+    partitions_cross_zone_leader: int
+    partitions_cross_zone_follower: int
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """One group's day: a `cross_zone_traffic` row beside cluster, group_id and date.
+    read_bytes = known-zone + unknown_zone_bytes + unowned_bytes; a partition counts where
+    any interval read records, bytes known or not; cost is in the price's currency."""
+
+    read_bytes: int
+    estimated_bytes: int
+    read_records: int
+    size_unknown_records: int
+    cross_zone_leader_bytes: int
+    cross_zone_follower_bytes: int
+    unknown_zone_bytes: int
+    unowned_bytes: int
+    partitions_read: int
+    partitions_cross_zone_leader: int
+    partitions_cross_zone_follower: int
+    members: int
+    members_unknown_zone: int
+    offset_resets: int
+    price_per_gb: float
+    cross_zone_leader_cost: float
+    cross_zone_follower_cost: float
+
+
+def parse_cidrs(consumer_cidrs: Mapping[str, str]) -> list[tuple[Network, str]]:
+    """CIDR -> zone, as networks in configured order."""
+    parsed = []
+    for cidr, zone in consumer_cidrs.items():
+        try:
+            parsed.append((ipaddress.ip_network(cidr), zone))
+        except ValueError as e:
+            raise ZoneConfigError(
+                f"expected a CIDR such as 10.0.0.0/16, found {cidr!r}: {e}"
+            ) from e
+    return parsed
+
+
+def host_zone(host: str | None, networks: Iterable[tuple[Network, str]]) -> str | None:
+    """The zone of the longest configured prefix holding `host` (first configured on a tie).
+    Kafka's tools print a client's host as InetAddress.toString(): "/10.0.0.1", or
+    "name/10.0.0.1"; a bare hostname is not resolved (a lookup here would guess)."""
+    try:
+        address = ipaddress.ip_address((host or "").rsplit("/", 1)[-1])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped  # a dual-stack listener's IPv4 client
+    matches = [(net, zone) for net, zone in networks if address in net]
+    return max(matches, key=lambda m: m[0].prefixlen)[1] if matches else None
+
+
+def consumer_zone(
+    rack: str | None, host: str | None, networks: Iterable[tuple[Network, str]]
+) -> ConsumerZone:
+    if rack:
+        return ConsumerZone(rack, ZoneSource.CLIENT_RACK)
+    zone = host_zone(host, networks)
+    return ConsumerZone(zone, ZoneSource.CIDR if zone else None)
+
+
+def group_zones(
+    members: Iterable[MemberRow],
+    offsets: Iterable[OffsetRow],
+    brokers: Iterable[BrokerRow],
+    consumer_cidrs: Mapping[str, str],
+    broker_zones: Mapping[int, str],
+) -> Zones:
+    """Every member's zone (members rows, and owners only the offsets view names) from its
+    last captured rack and host; every broker's from its last captured rack, else the map.
+    A capture without a rack erases no earlier one: client.rack is fixed for a member id
+    and broker.rack changes only with a restart, so a missing one is a capture's gap."""
+    rack: dict[str, str | None] = {}
+    host: dict[str, str | None] = {}
+    for m in sorted(members, key=lambda m: m["captured_at"]):
+        rack[m["consumer_id"]] = m["rack"] or rack.get(m["consumer_id"])
+        host[m["consumer_id"]] = m["host"] or host.get(m["consumer_id"])
+    for o in offsets:
+        if o["consumer_id"] and not host.get(o["consumer_id"]):
+            host[o["consumer_id"]] = o["host"]
+    networks = parse_cidrs(consumer_cidrs)
+    consumers = {c: consumer_zone(rack.get(c), host[c], networks) for c in sorted(host)}
+    zones = dict(broker_zones)
+    for b in sorted(brokers, key=lambda b: b["captured_at"]):
+        if b["rack"]:
+            zones[b["broker"]] = b["rack"]
+    return Zones(consumers, zones)
+
+
+def reads(
+    offsets: Iterable[OffsetRow],
+    members: Iterable[MemberRow],
+    partitions: Iterable[PartitionRow],
+    sizes: Iterable[SizeRow],
+    record_bytes: Mapping[str, int],
+    default_record_bytes: int | None = None,
+) -> list[Read]:
+    """One Read per partition and pair of consecutive offsets captures, sorted (module
+    docstring). `record_bytes`: a topic's configured stored bytes per record."""
+    placement = _placements(partitions)
+    size = _sizes(sizes, placement)
+    owner = _owners(members, offsets)
+    series: dict[TopicPartition, dict[dt.datetime, OffsetRow]] = defaultdict(dict)
+    for o in offsets:
+        series[TopicPartition(o["topic"], o["partition"])][o["captured_at"]] = o
+    out = []
+    for tp in sorted(series):
+        rows = [series[tp][at] for at in sorted(series[tp])]
+        rates = [_rate(tp, a, b, size) for a, b in itertools.pairwise(rows)]
+        day = _day_rate([r for r in rates if r is not None])
+        configured = record_bytes.get(tp.topic, default_record_bytes)
+        for (a, b), rate in zip(itertools.pairwise(rows), rates, strict=True):
+            if a["current_offset"] is None or b["current_offset"] is None:
+                continue  # no commit at an end (`-`): where the group started is unknown
+            records = b["current_offset"] - a["current_offset"]
+            per_record, estimated = _per_record(rate, day, configured)
+            if records <= 0:
+                read_bytes: int | None = 0  # an offset reset reads nothing
+            elif per_record is None:
+                read_bytes = None
+            else:
+                read_bytes = round(records * per_record)
+            leader, isr = _placement_at(placement, tp, a["captured_at"])
+            out.append(
+                Read(
+                    start=a["captured_at"],
+                    topic_partition=tp,
+                    owner=owner.get((a["captured_at"], tp)),
+                    leader=leader,
+                    isr=isr,
+                    records=max(records, 0),
+                    bytes=read_bytes,
+                    estimated=estimated and records > 0,
+                    reset=records < 0,
+                )
+            )
+    return out
+
+
+def _per_record(
+    rate: _Growth | None, day: Fraction | None, configured: int | None
+) -> tuple[Fraction | None, bool]:
+    """An interval's bytes per record, and whether it is a configured estimate."""
+    if rate is not None:
+        return Fraction(rate.size, rate.log_end), False
+    if day is not None:
+        return day, False
+    return (None, False) if configured is None else (Fraction(configured), True)
+
+
+class _Growth(NamedTuple):
+    """An interval's size and log-end growth, kept apart so the day's rate is total bytes
+    over total records, not a mean of ratios."""
+
+    size: int
+    log_end: int
+
+
+def _day_rate(measured: list[_Growth]) -> Fraction | None:
+    if not measured:
+        return None
+    return Fraction(sum(g.size for g in measured), sum(g.log_end for g in measured))
+
+
+def _rate(
+    tp: TopicPartition,
+    a: OffsetRow,
+    b: OffsetRow,
+    size: Mapping[tuple[TopicPartition, dt.datetime], int],
+) -> _Growth | None:
+    s0, s1 = size.get((tp, a["captured_at"])), size.get((tp, b["captured_at"]))
+    """Sizes count at the offsets capture with the same captured_at (one capture directory)."""
+    e0, e1 = a["log_end_offset"], b["log_end_offset"]
+    if s0 is None or s1 is None or e0 is None or e1 is None or s1 < s0 or e1 <= e0:
+        return None
+    return _Growth(s1 - s0, e1 - e0)
+
+
+_Placements = dict[TopicPartition, list[tuple[dt.datetime, int | None, tuple[int, ...]]]]
+
+
+def _placements(partitions: Iterable[PartitionRow]) -> _Placements:
+    out: _Placements = defaultdict(list)
+    for p in partitions:
+        tp = TopicPartition(p["topic"], p["partition"])
+        out[tp].append((p["captured_at"], p["leader"], tuple(p["isr"])))
+    for rows in out.values():
+        rows.sort(key=lambda r: r[0])
+    return out
+
+
+def _placement_at(
+    placement: _Placements, tp: TopicPartition, at: dt.datetime
+) -> tuple[int | None, tuple[int, ...]]:
+    """Leader and ISR at the latest topics capture at or before `at`; unknown before any."""
+    rows = placement.get(tp, [])
+    i = bisect.bisect_right(rows, at, key=lambda r: r[0])
+    return (rows[i - 1][1], rows[i - 1][2]) if i else (None, ())
+
+
+def _sizes(
+    sizes: Iterable[SizeRow], placement: _Placements
+) -> dict[tuple[TopicPartition, dt.datetime], int]:
+    """A partition's size at a capture: its leader's replica, else the largest in-sync one
+    (within replica.lag.time.max.ms of the leader). A future replica is a copy."""
+    by_broker: dict[tuple[TopicPartition, dt.datetime], dict[int, int]] = defaultdict(dict)
+    for s in sizes:
+        if not s["is_future"]:
+            key = (TopicPartition(s["topic"], s["partition"]), s["captured_at"])
+            by_broker[key][s["broker"]] = s["size_bytes"]
+    out = {}
+    for (tp, at), replicas in by_broker.items():
+        leader, isr = _placement_at(placement, tp, at)
+        in_sync = [replicas[b] for b in isr if b in replicas]
+        if leader in replicas:
+            out[(tp, at)] = replicas[leader]
+        elif in_sync:
+            out[(tp, at)] = max(in_sync)
+    return out
+
+
+def _owners(
+    members: Iterable[MemberRow], offsets: Iterable[OffsetRow]
+) -> dict[tuple[dt.datetime, TopicPartition], str]:
+    """Each captured partition's owner: from the members' assignments, else the offsets
+    view's CONSUMER-ID. Two owners (ownership_audit's double ownership) count the bytes
+    once, to the smallest member id, so the figure never doubles a read it cannot see."""
+    out: dict[tuple[dt.datetime, TopicPartition], str] = {}
+    for m in sorted(members, key=lambda m: m["consumer_id"], reverse=True):
+        for ref in m["assignment"] or ():
+            tp = TopicPartition(ref["topic"], ref["partition"])
+            out[(m["captured_at"], tp)] = m["consumer_id"]
+    for o in offsets:
+        if o["consumer_id"]:
+            tp = TopicPartition(o["topic"], o["partition"])
+            out.setdefault((o["captured_at"], tp), o["consumer_id"])
+    return out
+
+
+def crossing(
+    zone: str | None, leader: int | None, isr: Collection[int], brokers: Mapping[int, str]
+) -> tuple[bool, bool] | None:
+    """(crosses from the leader, crosses with follower fetching); None when a zone is unknown."""
+    if zone is None or leader is None:
+        return None
+    replica_zones = {brokers.get(b) for b in (leader, *isr)}
+    if None in replica_zones:
+        return None
+    return brokers[leader] != zone, zone not in replica_zones
+
+
+def cross_zone(
+    reads: Iterable[Read],
+    zones: Zones,
+    assignment: Owners | Callable[[dt.datetime], Owners] | None = None,
+) -> CrossZone:
+    """The reads' cross-zone bytes with the owners captured (assignment None) or under
+    another assignment, fixed or as of each interval's start (a callable): the rack-aware
+    what-if, whose saving is the captured figure minus this one."""
+    by_start: dict[dt.datetime, dict[TopicPartition, str]] = {}
+    leader_bytes = follower_bytes = unknown = unowned = 0
+    leader_parts: set[TopicPartition] = set()
+    follower_parts: set[TopicPartition] = set()
+    for r in reads:
+        owner = r.owner
+        if assignment is not None:
+            if r.start not in by_start:
+                owners = assignment(r.start) if callable(assignment) else assignment
+                by_start[r.start] = {
+                    TopicPartition(*tp): m for m, tps in owners.items() for tp in tps
+                }
+            owner = by_start[r.start].get(r.topic_partition)
+        if owner is None:
+            unowned += r.bytes or 0
+            continue
+        member = zones.consumers.get(owner)
+        crosses = crossing(member.zone if member else None, r.leader, r.isr, zones.brokers)
+        if crosses is None:
+            unknown += r.bytes or 0
+            continue
+        if crosses[0] and r.records:
+            leader_bytes += r.bytes or 0
+            leader_parts.add(r.topic_partition)
+        if crosses[1] and r.records:
+            follower_bytes += r.bytes or 0
+            follower_parts.add(r.topic_partition)
+    return CrossZone(
+        leader_bytes, follower_bytes, unknown, unowned, len(leader_parts), len(follower_parts)
+    )
+
+
+def cost(cross_zone_bytes: int, price_per_gb: float) -> float:
+    """Cross-zone bytes at `price_per_gb` per GB (10^9 bytes). AWS bills inter-AZ traffic
+    $0.01/GB out and $0.01/GB in, so one cross-zone read costs $0.02/GB there; the price is
+    the conf's, as clouds and contracts differ. Rounded to 10^-9 of the currency."""
+    return round(cross_zone_bytes * price_per_gb / GB, 9)
+
+
+def traffic(reads: Iterable[Read], zones: Zones, price_per_gb: float) -> Traffic:
+    """The group's day (Traffic) from its reads as captured."""
+    rows = list(reads)
+    z = cross_zone(rows, zones)
+    return Traffic(
+        read_bytes=sum(r.bytes or 0 for r in rows),
+        estimated_bytes=sum(r.bytes or 0 for r in rows if r.estimated),
+        read_records=sum(r.records for r in rows),
+        size_unknown_records=sum(r.records for r in rows if r.bytes is None),
+        partitions_read=len({r.topic_partition for r in rows if r.records}),
+        **asdict(z),
+        members=len(zones.consumers),
+        members_unknown_zone=sum(c.zone is None for c in zones.consumers.values()),
+        offset_resets=sum(r.reset for r in rows),
+        price_per_gb=price_per_gb,
+        cross_zone_leader_cost=cost(z.cross_zone_leader_bytes, price_per_gb),
+        cross_zone_follower_cost=cost(z.cross_zone_follower_bytes, price_per_gb),
+    )
