@@ -15,6 +15,7 @@ import pytest
 from fleet_rebalance.assignors.types import TopicPartition
 from fleet_rebalance.metrics.cross_zone_rules import (
     CrossZone,
+    RackAware,
     Read,
     Traffic,
     ZoneConfigError,
@@ -22,6 +23,7 @@ from fleet_rebalance.metrics.cross_zone_rules import (
     cross_zone,
     group_zones,
     parse_cidrs,
+    rack_aware_replay,
     reads,
     traffic,
 )
@@ -58,11 +60,13 @@ def size_rows(partition, broker, sizes, topic="orders", future=False):
 
 
 def placement_rows(captures=3, placement=PLACEMENT, topic="orders"):
+    """Replicas as the ISR: every replica in sync."""
     return [
-        {"captured_at": at(i), "topic": topic, "partition": p, "leader": leader, "isr": isr}
+        {"captured_at": at(i), "topic": topic, "partition": p, "leader": leader,
+         "replicas": isr, "isr": isr}
         for i in range(captures)
         for p, (leader, isr) in placement.items()
-    ]
+    ]  # fmt: skip
 
 
 def member_rows(captures=3, owners=OWNERS):
@@ -89,11 +93,11 @@ def zones_of(members=None, brokers=None, broker_zones=None):
     )
 
 
-def steady_day():
+def steady_day(placement=PLACEMENT):
     """Each partition: log end 0, 1000, 2000; leader's size 0, 1 GB, 2 GB (10^6 bytes a
     record); the group keeps up."""
     offsets, sizes = [], []
-    for p, (leader, _) in PLACEMENT.items():
+    for p, (leader, _) in placement.items():
         offsets += offset_rows(p, [(0, 0), (1000, 1000), (2000, 2000)])
         sizes += size_rows(p, leader, [0, GIB, 2 * GIB])
     return offsets, sizes
@@ -279,7 +283,8 @@ def test_follower_fetching_saves_an_in_sync_follower_in_zone_only():
     interval in zone and not the second, Expected: 2 GB cross from the leader, 1 GB with
     follower fetching."""
     offsets, sizes = steady_day()
-    shrunk = {"captured_at": at(1), "topic": "orders", "partition": 0, "leader": 1, "isr": [1]}
+    shrunk = {"captured_at": at(1), "topic": "orders", "partition": 0, "leader": 1,
+              "replicas": [1, 2], "isr": [1]}  # fmt: skip
     placement = [*placement_rows(1), shrunk]
     rows = only(P0, reads(offsets, member_rows(), placement, sizes, {}))
     assert [r.isr for r in rows] == [(1, 2), (1,)]
@@ -315,6 +320,96 @@ def test_the_rack_aware_what_if_and_its_saving():
     assert switching == CrossZone(3 * GIB, GIB, GIB, 0, 3, 1)
 
 
+def rack_aware_day(replicas, owners, protocol="classic", assignor="range"):
+    """The steady day on `replicas` (partition -> replicas, the first the leader, all in
+    sync; brokers 1, 2, 3 in a, b, c) read by `owners` at every capture: the captured
+    figure and the rack-aware what-if."""
+    placed = {p: (brokers[0], brokers) for p, brokers in replicas.items()}
+    offsets, sizes = steady_day(placed)
+    members, partitions = member_rows(owners=owners), placement_rows(placement=placed)
+    rows = reads(offsets, members, partitions, sizes, {})
+    zones = zones_of(members)
+    what_if = rack_aware_replay(rows, zones, members, partitions, protocol, assignor)
+    return cross_zone(rows, zones), what_if
+
+
+def test_rack_aware_range_reads_in_zone_where_the_replicas_allow():
+    """Given a range group, m-a (a) owning p0 p1 and m-b (b) p2 p3 (plain ranges), p0 on
+    broker 1 (a), p1 on 2 3 (b c), p2 on 1 3 (a c), p3 on 2 (b), Then KIP-881's range gives
+    m-a p0 p2 and m-b p1 p3, all in zone, Expected: 4 GB captured cross-zone (p1, p2) both
+    ways, 0 under the what-if, saving the captured 4 GB."""
+    replicas = {0: [1], 1: [2, 3], 2: [1, 3], 3: [2]}
+    now, then = rack_aware_day(replicas, {"m-a": [0, 1], "m-b": [2, 3]})
+    assert now == CrossZone(4 * GIB, 4 * GIB, 0, 0, 2, 2)
+    assert then == RackAware("range", 0, 0, 0, 0, saving_bytes=4 * GIB)
+
+
+def test_rack_aware_range_puts_balance_first_and_the_saving_can_be_negative():
+    """Given p0 p1 p2 on broker 1 (a) and p3 on 2 (b), captured unbalanced but in zone
+    (m-a p0 p1 p2, m-b p3), Then range keeps two partitions each and m-b reads one of a's,
+    Expected: 2 GB cross-zone under the what-if, a saving of -2 GB, reported as it is."""
+    replicas = {0: [1], 1: [1], 2: [1], 3: [2]}
+    now, then = rack_aware_day(replicas, {"m-a": [0, 1, 2], "m-b": [3]})
+    assert now.cross_zone_leader_bytes == 0
+    assert then == RackAware("range", 2 * GIB, 2 * GIB, 0, 1, saving_bytes=-2 * GIB)
+
+
+def test_a_roundrobin_group_is_replayed_with_cooperative_sticky_settled():
+    """Given a roundrobin group (m-a p0 p2, m-b p1 p3), p0 and p2 only in c, p1 in a, p3 in
+    b, Then the what-if runs cooperative-sticky (roundrobin is not rack-aware) to where it
+    settles after the follow-up rebalance: m-a p1 and a c partition, m-b p3 and the other,
+    Expected: 6 GB captured, 4 GB under the what-if (its first round alone, with the
+    moving partitions unowned, would show 2), as sticky's."""
+    replicas = {0: [3], 1: [1], 2: [3], 3: [2]}
+    owners = {"m-a": [0, 2], "m-b": [1, 3]}
+    now, then = rack_aware_day(replicas, owners, assignor="roundrobin")
+    assert now.cross_zone_leader_bytes == 6 * GIB
+    assert then == RackAware("cooperative-sticky", 4 * GIB, 4 * GIB, 0, 2, 2 * GIB)
+    _, sticky = rack_aware_day(replicas, owners, assignor="sticky")
+    assert sticky == RackAware("sticky", 4 * GIB, 4 * GIB, 0, 2, 2 * GIB)
+
+
+@pytest.mark.parametrize("declared", [None, "com.example.assignors:Custom", "uniform"])
+def test_an_unknown_or_plug_in_assignor_is_replayed_with_cooperative_sticky(declared):
+    """Given the in-zone-able day of the range test with no, a plug-in or the consumer
+    protocol's assignor declared on a classic group, Expected: cooperative-sticky, all in
+    zone."""
+    replicas = {0: [1], 1: [2, 3], 2: [1, 3], 3: [2]}
+    _, then = rack_aware_day(replicas, {"m-a": [0, 1], "m-b": [2, 3]}, assignor=declared)
+    assert then == RackAware("cooperative-sticky", 0, 0, 0, 0, saving_bytes=4 * GIB)
+
+
+def test_a_consumer_protocol_group_gains_follower_fetching_only():
+    """Given the range test's day on the consumer protocol (KIP-848: the brokers' uniform
+    and range ignore racks), Expected: no assignor, the captured figures, saving 0."""
+    replicas = {0: [1], 1: [2, 3], 2: [1, 3], 3: [2]}
+    now, then = rack_aware_day(replicas, {"m-a": [0, 1], "m-b": [2, 3]}, "consumer", "uniform")
+    assert now == CrossZone(4 * GIB, 4 * GIB, 0, 0, 2, 2)
+    assert then == RackAware(None, 4 * GIB, 4 * GIB, 0, 2, saving_bytes=0)
+
+
+def test_a_member_without_a_zone_has_no_rack_and_matches_any():
+    """Given m-a (a) owning p0 (b) p1 (a) and m-x (zone unknown) p2 (c) p3 (a), Then range
+    gives m-a its rack's p1 p3 and m-x, whose missing rack matches any, p0 p2, Expected:
+    2 GB saved (p0), m-x's 4 GB unknown either way."""
+    replicas = {0: [2], 1: [1], 2: [3], 3: [1]}
+    now, then = rack_aware_day(replicas, {"m-a": [0, 1], "m-x": [2, 3]})
+    assert now == CrossZone(2 * GIB, 2 * GIB, 4 * GIB, 0, 1, 1)
+    assert then == RackAware("range", 0, 0, 4 * GIB, 0, saving_bytes=2 * GIB)
+
+
+@pytest.mark.parametrize("declared", ["range", "sticky", "cooperative-sticky"])
+def test_replicas_in_every_zone_leave_the_assignment_as_it_is(declared):
+    """Given every partition on brokers 1 2 3 (leaders 1 2 3 1) and the plain ranges, Then
+    Kafka does not use rack-aware assignment (no partition's racks differ from the rest),
+    every member has an in-sync replica in zone, Expected: the captured figures (6 GB from
+    the leader: p1, p2, p3), 0 with follower fetching either way, saving 0."""
+    replicas = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 2, 3]}
+    now, then = rack_aware_day(replicas, {"m-a": [0, 1], "m-b": [2, 3]}, assignor=declared)
+    assert now == CrossZone(6 * GIB, 0, 0, 0, 3, 0)
+    assert then == RackAware(declared, 6 * GIB, 0, 0, 3, saving_bytes=0)
+
+
 def _random_day(rng: random.Random):
     topics = {f"t{i}": rng.randint(1, 3) for i in range(rng.randint(1, 3))}
     tps = [(t, p) for t, count in topics.items() for p in range(count)]
@@ -327,9 +422,11 @@ def _random_day(rng: random.Random):
     for topic, p in tps:
         end = committed = size = 0
         for i in range(captures):
-            isr = rng.sample([1, 2, 3], rng.randint(1, 3))
+            replicas = rng.sample([1, 2, 3], rng.randint(1, 3))
+            isr = replicas[: rng.randint(1, len(replicas))]
             placements.append({"captured_at": at(i), "topic": topic, "partition": p,
-                               "leader": rng.choice([*isr, None]), "isr": isr})  # fmt: skip
+                               "leader": rng.choice([*isr, None]), "replicas": replicas,
+                               "isr": isr})  # fmt: skip
             end += rng.randint(0, 500)
             committed = rng.choice([max(committed - 30, 0), rng.randint(committed, end)])
             offsets.append({"captured_at": at(i), "topic": topic, "partition": p,
@@ -356,7 +453,8 @@ def _random_day(rng: random.Random):
 def test_random_days_keep_the_invariants(seed):
     """Given seeded random days (resets, missing offsets and sizes, size drops, future
     replicas, unzoned brokers and members, unowned partitions), Then the invariants hold,
-    and replaying the captured owners as an assignment gives the captured figures."""
+    replaying the captured owners as an assignment gives the captured figures, and the
+    rack-aware what-if reads no more than the owned bytes and saves captured - replayed."""
     offsets, members, placements, sizes, racks, record = _random_day(random.Random(seed))
     rows = reads(offsets, members, placements, sizes, record)
     zones = group_zones(members, offsets, broker_rows(racks), CIDRS, {})
@@ -369,4 +467,18 @@ def test_random_days_keep_the_invariants(seed):
                 owned.setdefault(r.owner, []).append(r.topic_partition)
         return owned
 
-    assert cross_zone(rows, zones, captured) == cross_zone(rows, zones)
+    now = cross_zone(rows, zones, captured)
+    assert now == cross_zone(rows, zones)
+
+    rng = random.Random(f"rack-aware {seed}")
+    protocol = rng.choice(["classic", "classic", "consumer"])
+    declared = rng.choice(["range", "roundrobin", "sticky", "cooperative-sticky", None, "x:Y"])
+    then = rack_aware_replay(rows, zones, members, placements, protocol, declared)
+    owned_bytes = sum(r.bytes or 0 for r in rows if r.owner)
+    assert 0 <= then.cross_zone_follower_bytes <= then.cross_zone_leader_bytes <= owned_bytes
+    assert then.cross_zone_leader_bytes + then.unknown_zone_bytes <= owned_bytes
+    assert then.saving_bytes == now.cross_zone_leader_bytes - then.cross_zone_leader_bytes
+    if protocol == "consumer":
+        assert then.assignor is None and then.saving_bytes == 0
+    else:
+        assert then.assignor in (declared, "cooperative-sticky")

@@ -2,8 +2,8 @@
 availability zones. Pure Python, no Spark: the gold step hands over the group's bronze rows
 of the day (offsets, members, topic_partitions, brokers, partition_sizes) and the conf's
 zones; `reads` turns them into bytes per partition and capture interval, `cross_zone`
-classifies those bytes for the assignment captured or any other (a rack-aware assignor's
-replay: the what-if), and `traffic` is the table's row.
+classifies those bytes for the assignment captured or any other, `traffic` is the table's
+row and `rack_aware_replay` the what-if of a rack-aware assignor (KIP-881).
 
 Zones (DESIGN.md "Zones"), never guessed:
 - consumer: its client.rack, else the zone of the longest configured CIDR holding its host.
@@ -35,12 +35,20 @@ import ipaddress
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from typing import NamedTuple, TypedDict
 
-from fleet_rebalance.assignors.types import TopicPartition
-from fleet_rebalance.vocabulary import ZoneSource
+from fleet_rebalance.assignors.registry import get_assignor
+from fleet_rebalance.assignors.types import (
+    Assignment,
+    Assignor,
+    PartitionRacks,
+    Subscription,
+    TopicPartition,
+    topic_partitions,
+)
+from fleet_rebalance.vocabulary import GroupType, RebalanceProtocol, ZoneSource
 
 GB = 10**9  # cloud bills count decimal gigabytes
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -79,6 +87,7 @@ class PartitionRow(TypedDict):
     topic: str
     partition: int
     leader: int | None
+    replicas: list[int]
     isr: list[int]
 
 
@@ -305,34 +314,51 @@ def _rate(
     b: OffsetRow,
     size: Mapping[tuple[TopicPartition, dt.datetime], int],
 ) -> _Growth | None:
+    """The interval's growth, from the sizes with each offsets capture's captured_at (one
+    capture directory holds both)."""
     s0, s1 = size.get((tp, a["captured_at"])), size.get((tp, b["captured_at"]))
-    """Sizes count at the offsets capture with the same captured_at (one capture directory)."""
     e0, e1 = a["log_end_offset"], b["log_end_offset"]
     if s0 is None or s1 is None or e0 is None or e1 is None or s1 < s0 or e1 <= e0:
         return None
     return _Growth(s1 - s0, e1 - e0)
 
 
-_Placements = dict[TopicPartition, list[tuple[dt.datetime, int | None, tuple[int, ...]]]]
+class _Placement(NamedTuple):
+    captured_at: dt.datetime
+    leader: int | None
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+
+
+_Placements = dict[TopicPartition, list[_Placement]]
+_UNPLACED = _Placement(dt.datetime.min, None, (), ())
 
 
 def _placements(partitions: Iterable[PartitionRow]) -> _Placements:
     out: _Placements = defaultdict(list)
     for p in partitions:
         tp = TopicPartition(p["topic"], p["partition"])
-        out[tp].append((p["captured_at"], p["leader"], tuple(p["isr"])))
+        out[tp].append(
+            _Placement(p["captured_at"], p["leader"], tuple(p["isr"]), tuple(p["replicas"]))
+        )
     for rows in out.values():
-        rows.sort(key=lambda r: r[0])
+        rows.sort(key=lambda r: r.captured_at)
     return out
+
+
+def _latest(placement: _Placements, tp: TopicPartition, at: dt.datetime) -> _Placement:
+    """The latest topics capture at or before `at`; nothing known before any."""
+    rows = placement.get(tp, [])
+    i = bisect.bisect_right(rows, at, key=lambda r: r.captured_at)
+    return rows[i - 1] if i else _UNPLACED
 
 
 def _placement_at(
     placement: _Placements, tp: TopicPartition, at: dt.datetime
 ) -> tuple[int | None, tuple[int, ...]]:
-    """Leader and ISR at the latest topics capture at or before `at`; unknown before any."""
-    rows = placement.get(tp, [])
-    i = bisect.bisect_right(rows, at, key=lambda r: r[0])
-    return (rows[i - 1][1], rows[i - 1][2]) if i else (None, ())
+    """Leader and ISR at `at` (_latest)."""
+    p = _latest(placement, tp, at)
+    return p.leader, p.isr
 
 
 def _sizes(
@@ -451,3 +477,181 @@ def traffic(reads: Iterable[Read], zones: Zones, price_per_gb: float) -> Traffic
         cross_zone_leader_cost=cost(z.cross_zone_leader_bytes, price_per_gb),
         cross_zone_follower_cost=cost(z.cross_zone_follower_bytes, price_per_gb),
     )
+
+
+# KIP-881 (Kafka 3.5+): the classic protocol's client-side assignors that match
+# client.rack with the partitions' replica racks. roundrobin never does, nor do plug-ins
+# as far as we can know; the what-if runs cooperative-sticky for them, the assignor Kafka
+# recommends ("Users should prefer this assignor for newer clusters": its javadoc).
+RACK_AWARE_ASSIGNORS = frozenset({"range", "sticky", "cooperative-sticky"})
+RECOMMENDED_ASSIGNOR = "cooperative-sticky"
+_FOLLOW_UPS = 3  # the first follow-up hands out what moved; more only if it moves again
+
+
+@dataclass(frozen=True)
+class RackAware:
+    """The group's reads had every member set client.rack to its zone under a rack-aware
+    assignor. KIP-881 matches any replica's rack, not the leader's: it is meant with
+    follower fetching, so the follower figure is where most of its gain shows.
+    saving_bytes = captured minus replayed cross-zone leader bytes, negative
+    when the replay crosses more: KIP-881's assignors put balance before rack locality, so
+    an unbalanced but local captured assignment can beat them; the caller keeps a group's
+    assignor unless the saving is > 0. Reads unowned at a capture stay unowned (both
+    figures count the same reads); unknown_zone_bytes can still shift between members, so
+    a saving where it grew is an upper bound. assignor None: no rack-aware assignor can
+    run (the consumer protocol's brokers ignore racks), figures as captured."""
+
+    assignor: str | None
+    cross_zone_leader_bytes: int
+    cross_zone_follower_bytes: int
+    unknown_zone_bytes: int
+    partitions_cross_zone_leader: int
+    saving_bytes: int
+
+
+def rack_aware_assignor(protocol: str, declared_assignor: str | None) -> str | None:
+    """The assignor the what-if runs. Only classic groups run client-side assignors: the
+    consumer protocol's uniform and range (KIP-848, Kafka 4.x) ignore the member's rack,
+    so follower fetching is all it can gain (research55.md §1)."""
+    if protocol != GroupType.CLASSIC:
+        return None
+    if declared_assignor in RACK_AWARE_ASSIGNORS:
+        return declared_assignor
+    return RECOMMENDED_ASSIGNOR
+
+
+def rack_aware_replay(
+    reads: Iterable[Read],
+    zones: Zones,
+    members: Iterable[MemberRow],
+    partitions: Iterable[PartitionRow],
+    protocol: str,
+    declared_assignor: str | None,
+) -> RackAware:
+    """The rack-aware what-if (RackAware) over the same reads `traffic` counts;
+    `members` and `partitions`: the rows `reads` took."""
+    rows = list(reads)
+    captured = cross_zone(rows, zones)
+    name = rack_aware_assignor(protocol, declared_assignor)
+    if name is None:
+        return RackAware(
+            None,
+            captured.cross_zone_leader_bytes,
+            captured.cross_zone_follower_bytes,
+            captured.unknown_zone_bytes,
+            captured.partitions_cross_zone_leader,
+            saving_bytes=0,
+        )
+    owned = [r for r in rows if r.owner is not None]
+    plans = _rack_aware_plans(owned, zones, members, partitions, get_assignor(name))
+    replay = cross_zone(owned, zones, plans.__getitem__)
+    return RackAware(
+        name,
+        replay.cross_zone_leader_bytes,
+        replay.cross_zone_follower_bytes,
+        replay.unknown_zone_bytes,
+        replay.partitions_cross_zone_leader,
+        captured.cross_zone_leader_bytes - replay.cross_zone_leader_bytes,
+    )
+
+
+def _rack_aware_plans(
+    owned: list[Read],
+    zones: Zones,
+    members: Iterable[MemberRow],
+    partitions: Iterable[PartitionRow],
+    assignor: Assignor,
+) -> dict[dt.datetime, Assignment]:
+    """The assignor's assignment at each capture that opens an interval, as if the group
+    rebalanced there: its members (the owners, and the members captured without
+    partitions, who take part in a rebalance too), each subscribed to every topic read
+    (captures hold no subscriptions), racked in its zone and owning what it was captured
+    owning, so sticky keeps what it may, as the real group's members would."""
+    placement = _placements(partitions)
+    at_start: dict[dt.datetime, list[Read]] = defaultdict(list)
+    for r in owned:
+        at_start[r.start].append(r)
+    present: dict[dt.datetime, set[str]] = defaultdict(set)
+    for m in members:
+        present[m["captured_at"]].add(m["consumer_id"])
+    plans: dict[dt.datetime, Assignment] = {}
+    done: dict[tuple[object, ...], Assignment] = {}  # captures repeat the same group
+    for start, rows in at_start.items():
+        topics = {r.topic_partition.topic for r in rows}
+        counts = _partition_counts(placement, topics, start, rows)
+        racks = _replica_zones(placement, zones, counts, start)
+        mine: dict[str, list[TopicPartition]] = defaultdict(list)
+        for r in rows:
+            if r.owner is not None:  # always: `owned`
+                mine[r.owner].append(r.topic_partition)
+        subscriptions = {
+            m: Subscription(sorted(topics), sorted(mine.get(m, ())), rack=_zone(zones, m))
+            for m in sorted(present[start] | mine.keys())
+        }
+        key = (
+            tuple(subscriptions.items()),
+            tuple(sorted(counts.items())),
+            tuple(sorted(racks.items())),
+        )
+        if key not in done:
+            done[key] = _settled(assignor, counts, subscriptions, racks)
+        plans[start] = done[key]
+    return plans
+
+
+def _zone(zones: Zones, member: str) -> str | None:
+    """client.rack set to the member's zone; none when unknown, which KIP-881's range
+    matches with every rack."""
+    found = zones.consumers.get(member)
+    return found.zone if found else None
+
+
+def _replica_zones(
+    placement: _Placements, zones: Zones, counts: Mapping[str, int], at: dt.datetime
+) -> dict[TopicPartition, frozenset[str]]:
+    """KIP-881 compares client.rack with the racks of all replicas, in sync or not
+    (AbstractPartitionAssignor); a broker without a zone adds none."""
+    return {
+        tp: frozenset(
+            zones.brokers[b] for b in _latest(placement, tp, at).replicas if b in zones.brokers
+        )
+        for topic, count in counts.items()
+        for tp in topic_partitions(topic, count)
+    }
+
+
+def _partition_counts(
+    placement: _Placements, topics: Collection[str], at: dt.datetime, rows: Iterable[Read]
+) -> dict[str, int]:
+    """Each topic's partitions as the topics captures at or before `at` show them; a
+    partition read but not yet captured counts too, so every read has an owner."""
+    counts = {t: 0 for t in topics}
+    for tp, captured in placement.items():
+        if tp.topic in counts and captured[0].captured_at <= at:
+            counts[tp.topic] = max(counts[tp.topic], tp.partition + 1)
+    for r in rows:
+        tp = r.topic_partition
+        counts[tp.topic] = max(counts[tp.topic], tp.partition + 1)
+    return counts
+
+
+def _settled(
+    assignor: Assignor,
+    counts: Mapping[str, int],
+    subscriptions: Mapping[str, Subscription],
+    racks: PartitionRacks,
+) -> Assignment:
+    """Where the group settles: a cooperative assignor leaves a moving partition unowned
+    until the follow-up rebalance its members join at once, owning what the first gave."""
+    assignment = assignor.assign(counts, subscriptions, racks)
+    if assignor.protocol != RebalanceProtocol.COOPERATIVE:
+        return assignment
+    for _ in range(_FOLLOW_UPS):
+        subscriptions = {
+            m: replace(s, owned_partitions=assignment.get(m, ())) for m, s in subscriptions.items()
+        }
+        follow_up = assignor.assign(counts, subscriptions, racks)
+        if follow_up == assignment:
+            break
+        assignment = follow_up
+    return assignment
