@@ -158,6 +158,8 @@ def test_the_readmes_configuration_table_is_the_models_defaults():
     def shown(value: object) -> str:
         if isinstance(value, bool):
             return str(value).lower()
+        if value is None:
+            return "null"
         return "{}" if value == {} else str(value)
 
     config = Config()

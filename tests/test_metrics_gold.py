@@ -290,6 +290,7 @@ def test_gold_frames_cover_every_documented_column(spark):
         "ownership_audit",
         "log_end_quarantine",
         "task_movements",
+        "cross_zone_traffic",
         "group_health",
         "protocol_migration_plan",
     }

@@ -10,6 +10,7 @@ bounded length. The models are pydantic's; their errors are translated into thos
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import typing
@@ -297,6 +298,38 @@ class MetricsConfig(Section):
     crash_loop_restarts: Count = 3
 
 
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value)
+    except ValueError:
+        raise ValueError(f"expected a CIDR such as 10.0.0.0/16, found {shown(value)}") from None
+    return value
+
+
+Zone = Annotated[str, AfterValidator(_plain_text)]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+BrokerId = Annotated[int, _within(lambda v: 0 <= v <= MAX_COUNT, "a broker id from 0 to 2^31-1")]
+RecordBytes = Annotated[
+    int, _within(lambda v: 1 <= v <= 1 << 30, "bytes per record from 1 to 1073741824")
+]
+Price = Annotated[float, _within(lambda v: 0.0 <= v < 1e6, "a price of 0 or more per GB")]
+
+
+class ZonesConfig(Section):
+    # The zone of a consumer without client.rack: the longest of these CIDRs holding its
+    # host ("10.1.0.0/16": us-east-1a). No match and no rack: its zone is unknown.
+    consumer_cidrs: dict[Cidr, Zone] = {}
+    # The zone of a broker no capture gives a broker.rack (broker id: zone).
+    brokers: dict[BrokerId, Zone] = {}
+    # Stored bytes per record of a topic, for the bytes of partitions whose log-dir sizes
+    # are not captured (those bytes are `estimated`); without one they are unknown.
+    record_bytes: dict[Key, RecordBytes] = {}
+    default_record_bytes: RecordBytes | None = None
+    # What reading one GB (10^9 bytes) across zones costs, in the bill's currency: on AWS
+    # $0.01 out of one zone and $0.01 into the other.
+    price_per_gb: Price = 0.02
+
+
 class ReportConfig(Section):
     # The report's "last N days" section reads group_health and lag_distribution for
     # these many dates up to the run date (its partitions only).
@@ -315,6 +348,7 @@ class Config(Section):
     capture: CaptureConfig = CaptureConfig()
     metrics: MetricsConfig = MetricsConfig()
     report: ReportConfig = ReportConfig()
+    zones: ZonesConfig = ZonesConfig()
     # Extra Spark properties, applied by build_session (e.g. spark.sql.shuffle.partitions).
     spark: Properties = {}
     source: str = "<defaults>"

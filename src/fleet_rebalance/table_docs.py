@@ -813,6 +813,88 @@ GOLD: dict[str, TableDoc] = {
             ),
         },
     },
+    "cross_zone_traffic": {
+        "about": (
+            "One row per group with offsets captures of the date (share groups left out): "
+            "the bytes it read between the date's first and last capture, how many of "
+            "them crossed availability zones, and their cost (metrics/cross_zone_rules.py). "
+            "A consumer's zone is its client.rack, else the zone of the longest "
+            "zones.consumer_cidrs CIDR holding its host; a broker's its captured "
+            "broker.rack, else zones.brokers. Bytes are the group's committed-offset growth "
+            "times the partition's bytes per record from the growth of its leader's "
+            "log-dir size (kafka-log-dirs.sh), else the topic's zones.record_bytes "
+            "(estimated). What is not known is counted apart, never as 0."
+        ),
+        "columns": {
+            **_GOLD_GROUP,
+            "read_bytes": (
+                "Bytes the group read whose size is known: measured or estimated. Equals "
+                "the known-zone bytes plus unknown_zone_bytes plus unowned_bytes."
+            ),
+            "estimated_bytes": (
+                "Part of read_bytes from a configured record size (zones.record_bytes)."
+            ),
+            "read_records": "Records read: the committed offsets' growth, resets counted as 0.",
+            "size_unknown_records": (
+                "Records read whose bytes are unknown: no log-dir sizes captured and no "
+                "record size configured for the topic."
+            ),
+            "cross_zone_leader_bytes": (
+                "Bytes read from a leader in another zone than the reader's: what the group "
+                "pays now, unless its consumers fetch from followers."
+            ),
+            "cross_zone_follower_bytes": (
+                "Bytes that would still cross zones with follower fetching (KIP-392: "
+                "client.rack set and the brokers' replica.selector.class "
+                "RackAwareReplicaSelector): those with no in-sync replica in the reader's zone."
+            ),
+            "unknown_zone_bytes": (
+                "Bytes whose reader's, leader's or an in-sync replica's zone is unknown."
+            ),
+            "unowned_bytes": "Bytes of partitions no member owned at the interval's start.",
+            "partitions_read": "Partitions the group read records from.",
+            "partitions_cross_zone_leader": (
+                "Of those, partitions read across zones from the leader."
+            ),
+            "partitions_cross_zone_follower": (
+                "Of those, partitions read across zones even with follower fetching."
+            ),
+            "members": "Members seen on the date (members view, or offsets CONSUMER-ID).",
+            "members_unknown_zone": (
+                "Of those, members with neither client.rack nor a matching CIDR."
+            ),
+            "offset_resets": "Intervals where the committed offset went back (read as 0 bytes).",
+            "price_per_gb": "zones.price_per_gb the costs use, per 10^9 bytes.",
+            "cross_zone_leader_cost": (
+                "cross_zone_leader_bytes at price_per_gb, in the bill's currency."
+            ),
+            "cross_zone_follower_cost": (
+                "cross_zone_follower_bytes at price_per_gb, in the bill's currency."
+            ),
+            "protocol": (
+                "classic, consumer or streams (group_health's); null where no state or members "
+                "capture of the date names it."
+            ),
+            "rack_aware_assignor": (
+                "The rack-aware assignor (KIP-881, Kafka 3.5+ clients) the what-if replayed at "
+                "every capture, each member's client.rack set to its zone: the declared one "
+                "when it is range, sticky or cooperative-sticky, else cooperative-sticky; null "
+                "for a consumer or streams group (the brokers' uniform and range ignore racks "
+                "in 4.x: follower fetching is all it can use) or an unknown protocol."
+            ),
+            "rack_aware_cross_zone_bytes": (
+                "Bytes that would cross zones under that assignor with follower fetching "
+                "(KIP-881 matches any replica's zone, so it is deployed with KIP-392); with "
+                "no assignor, cross_zone_follower_bytes."
+            ),
+            "rack_aware_saving_bytes": (
+                "cross_zone_leader_bytes minus rack_aware_cross_zone_bytes: what client.rack, "
+                "the brokers' RackAwareReplicaSelector and that assignor save a day. Negative "
+                "where the assignor's balance (it comes before racks) moves reads across."
+            ),
+            "rack_aware_saving_cost": "rack_aware_saving_bytes at price_per_gb.",
+        },
+    },
     "protocol_migration_plan": {
         "about": (
             "Fleet-wide, one row per classic-protocol group and date: what blocks its move to "

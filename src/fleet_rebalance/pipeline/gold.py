@@ -214,6 +214,31 @@ TABLES: dict[str, StructType] = {
         # Added later: last, where storage.schema_evolution adds it to an older table.
         ("messages_delayed_saved", L),
     ),
+    # One group's reads of the date across zones (metrics/cross_zone_rules.py).
+    "cross_zone_traffic": _schema(
+        ("read_bytes", L),
+        ("estimated_bytes", L),
+        ("read_records", L),
+        ("size_unknown_records", L),
+        ("cross_zone_leader_bytes", L),
+        ("cross_zone_follower_bytes", L),
+        ("unknown_zone_bytes", L),
+        ("unowned_bytes", L),
+        ("partitions_read", INT),
+        ("partitions_cross_zone_leader", INT),
+        ("partitions_cross_zone_follower", INT),
+        ("members", INT),
+        ("members_unknown_zone", INT),
+        ("offset_resets", INT),
+        ("price_per_gb", DOUBLE),
+        ("cross_zone_leader_cost", DOUBLE),
+        ("cross_zone_follower_cost", DOUBLE),
+        ("protocol", S),
+        ("rack_aware_assignor", S),
+        ("rack_aware_cross_zone_bytes", L),
+        ("rack_aware_saving_bytes", L),
+        ("rack_aware_saving_cost", DOUBLE),
+    ),
     # Fleet-wide: every classic group of the date (metrics/migration_rules.py).
     "protocol_migration_plan": _schema(
         ("declared_assignor", S),

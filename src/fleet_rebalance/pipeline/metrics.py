@@ -20,6 +20,7 @@ from fleet_rebalance.metrics import ownership_rules, share_groups
 from fleet_rebalance.metrics.attention import Limits as AttentionLimits
 from fleet_rebalance.metrics.changes import Limits
 from fleet_rebalance.metrics.convergence_frame import convergence_frame
+from fleet_rebalance.metrics.cross_zone import cross_zone_traffic
 from fleet_rebalance.metrics.flapping import partition_flapping
 from fleet_rebalance.metrics.group_health import group_health, largest_lag
 from fleet_rebalance.metrics.migration_plan import migration_plan
@@ -68,15 +69,19 @@ def gold_frames(
     run_date: dt.date,
     samples: DataFrame,
     per_topic: DataFrame | None = None,
+    context: DataFrame | None = None,
 ) -> dict[str, DataFrame]:
     """Every gold table of run_date as a DataFrame in its documented schema (lazy);
     `samples` is offset_history's (per_topic_frame's and ownership_audit's input),
-    `per_topic` per_topic_frame's of them (computed here when not given)."""
+    `per_topic` per_topic_frame's of them and `context` context_frame's (computed here
+    when not given)."""
 
     table = _reader(spark, config)
     m = config.metrics
     if per_topic is None:
         per_topic = per_topic_frame(samples, run_date, m.burrow_intervals, m.burrow_allowed_lag)
+    if context is None:
+        context = context_frame(spark, config, run_date)
     yesterday = run_date - dt.timedelta(days=1)
     replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
@@ -103,6 +108,18 @@ def gold_frames(
         ),
         "rebalance_timeline": rebalance_timeline(events, run_date, m.offsets_topic_partitions),
         "rebalance_causes": rebalance_causes(replayed_events),
+        "cross_zone_traffic": cross_zone_traffic(
+            samples,
+            table("members", "capture_date", run_date),
+            table("group_states", "capture_date", run_date),
+            table("topic_partitions", "capture_date", run_date),
+            table("partition_sizes", "capture_date", run_date),
+            table("brokers", "capture_date", run_date),
+            context,
+            config.zones,
+            run_date,
+            gold.TABLES["cross_zone_traffic"],
+        ),
         "task_movements": task_movements(
             table("members", "capture_date", yesterday, run_date),
             run_date,
@@ -444,7 +461,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     # the day's members and two days' coordinator logs again to find the same answer.
     context = context_frame(spark, config, run_date).persist()
     try:
-        frames = gold_frames(spark, config, run_date, samples, per_topic)
+        frames = gold_frames(spark, config, run_date, samples, per_topic, context)
         states = warehouse.read("group_states", where={"capture_date": [run_date]})
         share_groups.report_unrated(states, run_date)
         for name in gold.TABLES:

@@ -1,0 +1,169 @@
+"""`cross_zone_traffic`: what each group's reads of the date cost across availability
+zones, and what rack-aware assignment would save (rules in cross_zone_rules.py). One
+Arrow call per group: its protocol and declared assignor, its offsets samples of the
+date, its members, the placements of the topics it reads and the log-dir sizes of its
+partitions, as rows of one frame told apart by `_kind`. The brokers' zones (a row per
+broker and cluster) are read once on the driver and go to every call. Share groups are
+left out: their members fetch the same partitions together (KIP-932), so a partition
+has no one reader to place in a zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import asdict
+from typing import Any
+
+import pyspark.sql.functions as F
+from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
+
+from fleet_rebalance.config import ZonesConfig
+from fleet_rebalance.metrics import cross_zone_rules as rules
+from fleet_rebalance.metrics.arrow_rows import Rows, grouped_rows
+from fleet_rebalance.metrics.recommendations import declared_strategies
+from fleet_rebalance.metrics.share_groups import without_share_groups
+
+GROUP = ["cluster", "group_id"]
+PARTITION = ["cluster", "topic", "partition"]
+KIND = "_kind"
+GROUP_FACTS, OFFSETS, MEMBERS = "group", "offsets", "members"
+PLACEMENT, SIZE = "placement", "size"
+
+
+def cross_zone_traffic(
+    samples: DataFrame,
+    members: DataFrame,
+    group_states: DataFrame,
+    topic_partitions: DataFrame,
+    partition_sizes: DataFrame,
+    brokers: DataFrame,
+    context: DataFrame,
+    zones: ZonesConfig,
+    run_date: dt.date,
+    schema: StructType,
+) -> DataFrame:
+    """One row per group with offsets samples on `run_date` (samples: offset_history's;
+    context: protocols.group_context's; the other frames: the date's bronze rows)."""
+    offsets = without_share_groups(
+        samples.where(F.col("capture_date") == F.lit(run_date)), group_states
+    ).select(
+        *GROUP,
+        F.lit(OFFSETS).alias(KIND),
+        "captured_at",
+        "topic",
+        "partition",
+        "current_offset",
+        "log_end_offset",
+        "consumer_id",
+    )
+    read = offsets.select(*GROUP, "topic", "partition").distinct()
+    groups = offsets.select(*GROUP).distinct()
+    facts = (
+        groups.join(context.where(F.col("date") == F.lit(run_date)), GROUP, "left")
+        .join(declared_strategies(group_states).drop("date"), GROUP, "left")
+        .select(*GROUP, F.lit(GROUP_FACTS).alias(KIND), "protocol", "declared_assignor")
+    )
+    rack = F.col("rack") if "rack" in members.columns else F.lit(None).cast("string")
+    member_rows = members.join(groups, GROUP, "left_semi").select(
+        *GROUP,
+        F.lit(MEMBERS).alias(KIND),
+        "captured_at",
+        "consumer_id",
+        "host",
+        rack.alias("rack"),
+        "assignment",
+    )
+    # Every partition of the topics read: the rack-aware replay assigns them all.
+    topics = read.select(*GROUP, "topic").distinct()
+    placements = topics.join(topic_partitions, ["cluster", "topic"], "inner").select(
+        *GROUP,
+        F.lit(PLACEMENT).alias(KIND),
+        "captured_at",
+        "topic",
+        "partition",
+        "leader",
+        "replicas",
+        "isr",
+    )
+    sizes = read.join(partition_sizes, PARTITION, "inner").select(
+        *GROUP,
+        F.lit(SIZE).alias(KIND),
+        "captured_at",
+        "topic",
+        "partition",
+        "broker",
+        "size_bytes",
+        "is_future",
+    )
+    frame = (
+        facts.unionByName(offsets, allowMissingColumns=True)
+        .unionByName(member_rows, allowMissingColumns=True)
+        .unionByName(placements, allowMissingColumns=True)
+        .unionByName(sizes, allowMissingColumns=True)
+    )
+    racks = _broker_racks(brokers)
+
+    def rule(rows: Rows) -> Rows:
+        return [group_row(rows, racks.get(rows[0]["cluster"], []), zones, run_date)]
+
+    return grouped_rows(frame, GROUP, rule, schema)
+
+
+def _broker_racks(brokers: DataFrame) -> dict[str, list[rules.BrokerRow]]:
+    """cluster -> each broker's last captured rack of the date (a few rows a cluster)."""
+    last = (
+        brokers.where(F.col("rack").isNotNull())
+        .groupBy("cluster", "broker")
+        .agg(
+            F.max("captured_at").alias("captured_at"), F.max_by("rack", "captured_at").alias("rack")
+        )
+        .collect()
+    )
+    out: dict[str, list[rules.BrokerRow]] = defaultdict(list)
+    for r in last:
+        out[r["cluster"]].append(
+            {"captured_at": r["captured_at"], "broker": r["broker"], "rack": r["rack"]}
+        )
+    return out
+
+
+def group_row(
+    rows: Rows, racks: list[rules.BrokerRow], zones: ZonesConfig, run_date: dt.date
+) -> dict[str, Any]:
+    """The table's row for one group from its rows of every kind."""
+    kinds: dict[str, list[Any]] = defaultdict(list)
+    for r in rows:
+        kinds[r[KIND]].append(r)
+    offsets: list[Any] = [{**r, "host": None} for r in kinds[OFFSETS]]
+    members = kinds[MEMBERS]
+    reads = rules.reads(
+        offsets,
+        members,
+        kinds[PLACEMENT],
+        kinds[SIZE],
+        zones.record_bytes,
+        zones.default_record_bytes,
+    )
+    group_zones = rules.group_zones(members, offsets, racks, zones.consumer_cidrs, zones.brokers)
+    traffic = rules.traffic(reads, group_zones, zones.price_per_gb)
+    (group,) = kinds[GROUP_FACTS]
+    protocol = group["protocol"]  # null: no state or members capture names it, no replay
+    replay = rules.rack_aware_replay(
+        reads, group_zones, members, kinds[PLACEMENT], protocol or "", group["declared_assignor"]
+    )
+    # KIP-881 places a member where any replica of its partitions is in its zone: its
+    # saving comes with follower fetching, against the reads as they cross now.
+    saving = traffic.cross_zone_leader_bytes - replay.cross_zone_follower_bytes
+    return {
+        "cluster": group["cluster"],
+        "group_id": group["group_id"],
+        "date": run_date,
+        **asdict(traffic),
+        "protocol": protocol,
+        "rack_aware_assignor": replay.assignor,
+        "rack_aware_cross_zone_bytes": replay.cross_zone_follower_bytes,
+        "rack_aware_saving_bytes": saving,
+        "rack_aware_saving_cost": rules.cost(saving, zones.price_per_gb),
+    }
