@@ -262,9 +262,9 @@ def _trailed(member: MemberLine, generations: list[Generation]) -> Generation | 
         end, count, before = gen.stabilized_at, gen.member_count, gen.previous_count
         if end is None or count is None or before is None:
             continue
-        if end < member.at <= end + LEAVE_TRAIL and member.member_id not in gen.removed:
-            if before + len(gen.added) - len(gen.removed) > count:
-                return gen
+        trails = end < member.at <= end + LEAVE_TRAIL and member.member_id not in gen.removed
+        if trails and before + len(gen.added) - len(gen.removed) > count:
+            return gen
     return None
 
 
