@@ -40,7 +40,8 @@ def bronze(spark):
     """g1: m-a (client.rack a) owns orders-0 and -1; m-b (host in b's CIDR) clicks-0.
     Over two intervals orders-0 and -1 each grow 1,000 records and 100,000 bytes and g1
     reads all of it; clicks-0 (no sizes: 100 bytes a record, estimated) 50 records.
-    share: a share group reading orders-0 (left out)."""
+    share: a share group reading orders-0, and cluster d, whose brokers have no zone
+    (both left out)."""
     offsets, members, placements, sizes, states = [], [], [], [], []
     for i in range(3):
         for (topic, p), (leader, isr) in PLACEMENT.items():
@@ -67,6 +68,12 @@ def bronze(spark):
                          "log_dir": "/d", "size_bytes": 100 * end, "offset_lag": 0,
                          "is_future": False, "captured_at": at(i), "capture_date": DAY}
                     )  # fmt: skip
+        offsets.append(
+            {"cluster": "d", "group_id": "g1", "topic": "orders", "partition": 0,
+             "current_offset": 5 * i, "log_end_offset": 5 * i, "lag": 0,
+             "consumer_id": "d-1", "captured_at": at(i), "capture_date": DAY,
+             "source_file": f"d/captures/{i}/offsets.txt"}
+        )  # fmt: skip
         offsets.append(
             {"cluster": "c", "group_id": "share", "topic": "orders", "partition": 0,
              "current_offset": 5 * i, "log_end_offset": 5 * i, "lag": 0,
@@ -118,8 +125,10 @@ def test_spark_gives_the_rules_rows_and_the_expected_figures(spark):
         DAY,
         schema,
     ).collect()
-    assert [r.asDict() for r in got] == [oracle(t, samples, "g1")]
-    row = got[0]
+    assert [(r.cluster, r.group_id) for r in got] == [("c", "g1")]
+    row, want = got[0], oracle(t, samples, "g1")
+    assert row.asDict().keys() == want.keys()
+    assert {k: (v, want[k]) for k, v in row.asDict().items() if v != want[k]} == {}
     # m-a in a reads orders-1 from its leader in b: 1,000 records x 100 bytes; with
     # follower fetching broker 1 (a, in sync) serves it. m-b (b) reads clicks-0 from 1 (a),
     # its only replica: 50 records x 100 configured bytes, estimated, crossing either way.
@@ -150,17 +159,21 @@ def oracle(t, samples, group: str) -> dict:
         out = [r.asDict(recursive=True) for r in frame.collect()]
         return [{**r, KIND: kind} for r in out if where is None or where(r)]
 
-    read = {(r["topic"], r["partition"]) for r in rows(samples, OFFSETS) if r["group_id"] == group}
-    mine = rows(samples, OFFSETS, lambda r: r["group_id"] == group)
-    mine += rows(t["members"], MEMBERS, lambda r: r["group_id"] == group)
+    def ours(r: dict) -> bool:
+        return (r["cluster"], r["group_id"]) == ("c", group)
+
+    mine = rows(samples, OFFSETS, ours)
+    read = {(r["topic"], r["partition"]) for r in mine}
+    mine += rows(t["members"], MEMBERS, ours)
     mine += rows(t["topic_partitions"], PLACEMENT, lambda r: r["topic"] in {t for t, _ in read})
     mine += rows(t["partition_sizes"], SIZE, lambda r: (r["topic"], r["partition"]) in read)
+    mine = [r for r in mine if r["cluster"] == "c"]
     racks = [
         {"captured_at": r["captured_at"], "broker": r["broker"], "rack": r["rack"]}
         for r in rows(t["brokers"], "broker")
     ]
     for r in mine:
-        r["group_id"] = group
+        r["group_id"] = group  # placements and sizes are the cluster's
     facts = {"protocol": "classic", "declared_assignor": "range"}
     mine.append({"cluster": "c", "group_id": group, KIND: GROUP_FACTS, **facts})
     return group_row(mine, racks, ZONES, DAY)

@@ -319,8 +319,8 @@ class ZonesConfig(Section):
     # The zone of a consumer without client.rack: the longest of these CIDRs holding its
     # host ("10.1.0.0/16": us-east-1a). No match and no rack: its zone is unknown.
     consumer_cidrs: dict[Cidr, Zone] = {}
-    # The zone of a broker no capture gives a broker.rack (broker id: zone).
-    brokers: dict[BrokerId, Zone] = {}
+    # The zone of a broker no capture gives a broker.rack (cluster: {broker id: zone}).
+    brokers: dict[Key, dict[BrokerId, Zone]] = {}
     # Stored bytes per record of a topic, for the bytes of partitions whose log-dir sizes
     # are not captured (those bytes are `estimated`); without one they are unknown.
     record_bytes: dict[Key, RecordBytes] = {}

@@ -815,7 +815,8 @@ GOLD: dict[str, TableDoc] = {
     },
     "cross_zone_traffic": {
         "about": (
-            "One row per group with offsets captures of the date (share groups left out): "
+            "One row per group with offsets captures of the date on a cluster with a broker "
+            "zone known (share groups left out): "
             "the bytes it read between the date's first and last capture, how many of "
             "them crossed availability zones, and their cost (metrics/cross_zone_rules.py). "
             "A consumer's zone is its client.rack, else the zone of the longest "
@@ -892,7 +893,10 @@ GOLD: dict[str, TableDoc] = {
                 "the brokers' RackAwareReplicaSelector and that assignor save a day. Negative "
                 "where the assignor's balance (it comes before racks) moves reads across."
             ),
-            "rack_aware_saving_cost": "rack_aware_saving_bytes at price_per_gb.",
+            "rack_aware_saving_cost": (
+                "rack_aware_saving_bytes at price_per_gb. The four rack_aware columns are null "
+                "where no member's zone is known."
+            ),
         },
     },
     "protocol_migration_plan": {

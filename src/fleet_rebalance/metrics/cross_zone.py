@@ -5,7 +5,9 @@ date, its members, the placements of the topics it reads and the log-dir sizes o
 partitions, as rows of one frame told apart by `_kind`. The brokers' zones (a row per
 broker and cluster) are read once on the driver and go to every call. Share groups are
 left out: their members fetch the same partitions together (KIP-932), so a partition
-has no one reader to place in a zone.
+has no one reader to place in a zone; so is a cluster with no broker zone (neither a
+captured broker.rack nor zones.brokers), where nothing can be placed and the pass would
+cost a night's shuffle of the offsets for no answer.
 """
 
 from __future__ import annotations
@@ -46,9 +48,12 @@ def cross_zone_traffic(
 ) -> DataFrame:
     """One row per group with offsets samples on `run_date` (samples: offset_history's;
     context: protocols.group_context's; the other frames: the date's bronze rows)."""
-    offsets = without_share_groups(
-        samples.where(F.col("capture_date") == F.lit(run_date)), group_states
-    ).select(
+    racks = _broker_racks(brokers)
+    zoned = sorted(set(racks) | {c for c, m in zones.brokers.items() if m})
+    if not zoned:
+        return samples.sparkSession.createDataFrame([], schema)
+    day = (F.col("capture_date") == F.lit(run_date)) & F.col("cluster").isin(zoned)
+    offsets = without_share_groups(samples.where(day), group_states).select(
         *GROUP,
         F.lit(OFFSETS).alias(KIND),
         "captured_at",
@@ -103,7 +108,6 @@ def cross_zone_traffic(
         .unionByName(placements, allowMissingColumns=True)
         .unionByName(sizes, allowMissingColumns=True)
     )
-    racks = _broker_racks(brokers)
 
     def rule(rows: Rows) -> Rows:
         return [group_row(rows, racks.get(rows[0]["cluster"], []), zones, run_date)]
@@ -146,22 +150,28 @@ def group_row(
         zones.record_bytes,
         zones.default_record_bytes,
     )
-    group_zones = rules.group_zones(members, offsets, racks, zones.consumer_cidrs, zones.brokers)
-    traffic = rules.traffic(reads, group_zones, zones.price_per_gb)
     (group,) = kinds[GROUP_FACTS]
+    group_zones = rules.group_zones(
+        members, offsets, racks, zones.consumer_cidrs, zones.brokers.get(group["cluster"], {})
+    )
+    traffic = rules.traffic(reads, group_zones, zones.price_per_gb)
     protocol = group["protocol"]  # null: no state or members capture names it, no replay
+    row = {
+        "cluster": group["cluster"],
+        "group_id": group["group_id"],
+        "date": run_date,
+        **asdict(traffic),
+        "protocol": protocol,
+    }
+    if not any(zone for zone, _ in group_zones.consumers.values()):
+        return row  # no member placed: the what-if has nothing to move (its columns null)
     replay = rules.rack_aware_replay(
         reads, group_zones, members, kinds[PLACEMENT], protocol or "", group["declared_assignor"]
     )
     # KIP-881 places a member where any replica of its partitions is in its zone: its
     # saving comes with follower fetching, against the reads as they cross now.
     saving = traffic.cross_zone_leader_bytes - replay.cross_zone_follower_bytes
-    return {
-        "cluster": group["cluster"],
-        "group_id": group["group_id"],
-        "date": run_date,
-        **asdict(traffic),
-        "protocol": protocol,
+    return row | {
         "rack_aware_assignor": replay.assignor,
         "rack_aware_cross_zone_bytes": replay.cross_zone_follower_bytes,
         "rack_aware_saving_bytes": saving,
