@@ -895,7 +895,7 @@ GOLD: dict[str, TableDoc] = {
             ),
             "rack_aware_saving_cost": (
                 "rack_aware_saving_bytes at price_per_gb. The four rack_aware columns are null "
-                "where no member's zone is known."
+                "where a member's zone is unknown: the replay could move reads to it."
             ),
         },
     },

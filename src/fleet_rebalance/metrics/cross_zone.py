@@ -163,8 +163,10 @@ def group_row(
         **asdict(traffic),
         "protocol": protocol,
     }
-    if not any(zone for zone, _ in group_zones.consumers.values()):
-        return row  # no member placed: the what-if has nothing to move (its columns null)
+    if not all(zone for zone, _ in group_zones.consumers.values()):
+        # The replay could hand reads to a member of no known zone, and its saving would
+        # be a guess: the what-if's columns stay null.
+        return row
     replay = rules.rack_aware_replay(
         reads, group_zones, members, kinds[PLACEMENT], protocol or "", group["declared_assignor"]
     )
