@@ -584,16 +584,19 @@ def _rack_aware_plans(
         for r in rows:
             if r.owner is not None:  # always: `owned`
                 mine[r.owner].append(r.topic_partition)
-        subscriptions = {
-            m: Subscription(sorted(topics), sorted(mine.get(m, ())), rack=_zone(zones, m))
+        # The key is the subscriptions' facts, so a capture like one before builds none.
+        group = tuple(
+            (m, tuple(sorted(mine.get(m, ()))), _zone(zones, m))
             for m in sorted(present[start] | mine.keys())
-        }
+        )
         key = (
-            tuple(subscriptions.items()),
+            tuple(sorted(topics)),
+            group,
             tuple(sorted(counts.items())),
             tuple(sorted(racks.items())),
         )
         if key not in done:
+            subscriptions = {m: Subscription(key[0], owned, rack=rack) for m, owned, rack in group}
             done[key] = _settled(assignor, counts, subscriptions, racks)
         plans[start] = done[key]
     return plans
