@@ -36,6 +36,16 @@ def at(i: int) -> dt.datetime:
     return T0 + dt.timedelta(minutes=10 * i)
 
 
+def offset(cluster: str, group: str, tp: tuple[str, int], end: int, owner: str, i: int) -> dict:
+    """An offsets row of capture i, caught up (committed = log end)."""
+    return {
+        "cluster": cluster, "group_id": group, "topic": tp[0], "partition": tp[1],
+        "current_offset": end, "log_end_offset": end, "lag": 0, "consumer_id": owner,
+        "captured_at": at(i), "capture_date": DAY,
+        "source_file": f"{cluster}/captures/{i}/offsets.txt",
+    }  # fmt: skip
+
+
 def bronze(spark):
     """g1: m-a (client.rack a) owns orders-0 and -1; m-b (host in b's CIDR) clicks-0.
     Over two intervals orders-0 and -1 each grow 1,000 records and 100,000 bytes and g1
@@ -55,12 +65,7 @@ def bronze(spark):
             (("clicks", 0), "m-b"),
         ):
             end = 1000 + 500 * i if topic == "orders" else 10 + 25 * i
-            offsets.append(
-                {"cluster": "c", "group_id": "g1", "topic": topic, "partition": p,
-                 "current_offset": end, "log_end_offset": end, "lag": 0,
-                 "consumer_id": owner, "captured_at": at(i), "capture_date": DAY,
-                 "source_file": f"c/captures/{i}/offsets.txt"}
-            )  # fmt: skip
+            offsets.append(offset("c", "g1", (topic, p), end, owner, i))
             if topic == "orders":
                 for broker in (1, 2):
                     sizes.append(
@@ -68,18 +73,8 @@ def bronze(spark):
                          "log_dir": "/d", "size_bytes": 100 * end, "offset_lag": 0,
                          "is_future": False, "captured_at": at(i), "capture_date": DAY}
                     )  # fmt: skip
-        offsets.append(
-            {"cluster": "d", "group_id": "g1", "topic": "orders", "partition": 0,
-             "current_offset": 5 * i, "log_end_offset": 5 * i, "lag": 0,
-             "consumer_id": "d-1", "captured_at": at(i), "capture_date": DAY,
-             "source_file": f"d/captures/{i}/offsets.txt"}
-        )  # fmt: skip
-        offsets.append(
-            {"cluster": "c", "group_id": "share", "topic": "orders", "partition": 0,
-             "current_offset": 5 * i, "log_end_offset": 5 * i, "lag": 0,
-             "consumer_id": "s-1", "captured_at": at(i), "capture_date": DAY,
-             "source_file": f"c/captures/{i}/offsets.txt"}
-        )  # fmt: skip
+        offsets.append(offset("d", "g1", ("orders", 0), 5 * i, "d-1", i))
+        offsets.append(offset("c", "share", ("orders", 0), 5 * i, "s-1", i))
         members += [
             {"cluster": "c", "group_id": "g1", "consumer_id": "m-a", "host": "/10.0.0.5",
              "rack": "a", "assignment": [("orders", 0), ("orders", 1)], "captured_at": at(i),
