@@ -19,7 +19,14 @@ For every group of every date (recommendations, and group_health, which shows it
   the group's others move is stuck_partition; a crash loop in the day's events (the
   rule of metrics/changes.py) is fix_crash_loop unless a stuck partition comes first;
 - a change states what it saves, with its unit, in its reason, as the summary and the
-  report show it (report/actions.py); keep saves nothing and needs nothing.
+  report show it (report/actions.py); keep saves nothing and needs nothing;
+- rack_aware (issue 55) only where cross_zone_traffic has the group's row and shows the
+  saving it states (follower fetching's, or its rack-aware replay's where it names the
+  replay's assignor), at or above metrics.change_min_cross_zone_gb_saved, at the row's
+  price; a switch of assignor only to the replay's, for the replay's saving; not to set
+  client.rack where every member captured one; never keep
+  where the way the group can take (metrics/rack_aware_rules.py's rule, restated here)
+  saves that much, nor a saving in bytes beside another change.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from deltalake import DeltaTable
 
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics.changes import UPGRADABLE, Limits, crash_loops
+from fleet_rebalance.metrics.cross_zone_rules import GB, RACK_AWARE_ASSIGNORS, cost
 from fleet_rebalance.metrics.group_health import FROM_RECOMMENDATIONS as MIRRORED
 from fleet_rebalance.report import actions
 from fleet_rebalance.vocabulary import Change
@@ -77,20 +85,26 @@ def _group_problems(g: Any, limits: Limits) -> Iterator[str]:
     if g.looping and not g.stuck and kind != Change.FIX_CRASH_LOOP:
         yield f"{kind}, with a crash loop of {sorted(g.looping)}"
     yield from _unstated(g, kind)
+    yield from _cross_zone_disagrees(g, kind, limits)
+
+
+def _runs(g: Any) -> Any:
+    """What runs, as recommendations names it: the declared assignor, else the replayed
+    baseline (none when only the observed assignment was measured)."""
+    baseline = g.compared_with if g.compared_with != "observed" else None
+    return _value(g.declared_assignor) or baseline
 
 
 def _already_had(g: Any, kind: str) -> Iterator[str]:
-    # What runs, as recommendations names it: the declared assignor, else the replayed
-    # baseline (none when only the observed assignment was measured).
-    baseline = g.compared_with if g.compared_with != "observed" else None
-    runs = _value(g.declared_assignor) or baseline
+    runs = _runs(g)
     if kind == Change.STATIC_MEMBERSHIP and g.instance_ids:
         yield f"static membership, but its members have group.instance.id {g.instance_ids}"
     if kind == Change.ASSIGNOR and g.recommended_assignor == runs:
         yield f"an assignor change to {runs}, which it runs"
     if kind == Change.PROTOCOL_MIGRATION and g.protocol != "classic":
         yield f"a protocol migration of a {g.protocol} group"
-    if kind not in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION) and g.recommended_assignor != runs:
+    switches = (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION, Change.RACK_AWARE)
+    if kind not in switches and g.recommended_assignor != runs:
         yield f"{kind}, but the recommended assignor {g.recommended_assignor} is not {runs}"
 
 
@@ -144,7 +158,14 @@ def _unstated(g: Any, kind: str) -> Iterator[str]:
     seconds, messages = _value(g.paused_partition_seconds_saved), _value(g.messages_delayed_saved)
     partitions, rebalances = _value(g.paused_partitions_saved), _value(g.rebalances_saved)
     if kind == Change.KEEP:
-        if (partitions or 0) or (seconds or 0) or (messages or 0) or _value(g.prerequisites):
+        in_zone = _value(g.cross_zone_bytes_saved)
+        if (
+            (partitions or 0)
+            or (seconds or 0)
+            or (messages or 0)
+            or (in_zone or 0)
+            or _value(g.prerequisites)
+        ):
             yield "keep, with a saving or prerequisites"
         if reason and not reason.startswith("keep "):
             yield f"keep, but the reason says {reason!r}"
@@ -178,6 +199,57 @@ def _unstated(g: Any, kind: str) -> Iterator[str]:
         yield f"the summary shows {shown!r}, not {actions.partition_seconds(seconds)}"
     if (rebalances or 0) > g.rebalances:
         yield f"saves {rebalances} of its {g.rebalances} rebalances"
+
+
+def _cross_zone_disagrees(g: Any, kind: str, limits: Limits) -> Iterator[str]:
+    saved = _value(g.cross_zone_bytes_saved)
+    price = _value(g.x_price_per_gb)
+    if price is None:  # no cross_zone_traffic row: no broker zone known
+        if kind == Change.RACK_AWARE or saved is not None:
+            yield f"{kind} saving {saved} bytes across zones, but cross_zone_traffic has no row"
+        return
+    follower = g.x_cross_zone_leader_bytes - g.x_cross_zone_follower_bytes
+    replayed = _value(g.x_rack_aware_saving_bytes)
+    if kind != Change.RACK_AWARE:
+        if kind != Change.KEEP and saved is not None:
+            yield f"{kind}, with a saving of {saved} bytes across zones"
+        possible = _possible(g, follower, replayed)
+        if kind == Change.KEEP and possible >= limits.cross_zone_bytes:
+            yield f"keep, but rack_aware would save {possible} bytes a day: {g.reason!r}"
+        return
+    if saved not in {follower, replayed}:
+        yield (
+            f"rack_aware saving {saved} bytes; cross_zone_traffic shows {follower} with "
+            f"follower fetching and {replayed} rack-aware"
+        )
+    if (saved or 0) < limits.cross_zone_bytes:
+        yield f"rack_aware saving {saved} bytes, below {limits.cross_zone_bytes}"
+    if not _same(g.cross_zone_cost_saved, cost(saved or 0, price)):
+        yield f"rack_aware cost {g.cross_zone_cost_saved}, not {saved} bytes at {price}"
+    if f"{(saved or 0) / GB:,.1f} GB/day" not in (g.reason or ""):
+        yield f"rack_aware saving {saved} bytes, which its reason does not say: {g.reason!r}"
+    racked = 0 < (g.x_members or 0) == (g.x_members_client_rack or 0)
+    if racked and "client.rack=<zone>" in (g.prerequisites or ""):
+        yield f"rack_aware telling consumers that set client.rack to set it: {g.prerequisites!r}"
+    switched = g.recommended_assignor != _runs(g)
+    if switched and (g.recommended_assignor != g.x_rack_aware_assignor or saved != replayed):
+        yield (
+            f"rack_aware switching to {g.recommended_assignor}, not to the replayed "
+            f"{g.x_rack_aware_assignor} for its saving"
+        )
+
+
+def _possible(g: Any, follower: int, replayed: int | None) -> int:
+    """What the way the group can take saves (metrics/rack_aware_rules.py's rule): the
+    rack-aware replay's for a classic group whose assignor is rack-aware, the larger of
+    the two for roundrobin, else follower fetching's."""
+    classic = g.x_protocol == "classic"
+    declared = _value(g.declared_assignor)
+    if classic and declared in RACK_AWARE_ASSIGNORS and replayed is not None:
+        return replayed
+    if classic and declared == "roundrobin" and replayed is not None:
+        return max(follower, replayed)
+    return follower
 
 
 def _saving_row(g: Any) -> SimpleNamespace:
@@ -216,9 +288,24 @@ def _facts(warehouse: Path) -> pd.DataFrame:
             "reason": "plan_reason",
         }
     )
+    traffic = table("cross_zone_traffic")[
+        [
+            *KEYS,
+            "protocol",
+            "price_per_gb",
+            "cross_zone_leader_bytes",
+            "cross_zone_follower_bytes",
+            "rack_aware_assignor",
+            "rack_aware_saving_bytes",
+            "members",
+            "members_client_rack",
+        ]
+    ]
+    traffic = traffic.rename(columns={c: f"x_{c}" for c in traffic.columns if c not in KEYS})
     facts = (
         recs.merge(health, on=KEYS, how="left")
         .merge(plan, on=KEYS, how="left")
+        .merge(traffic, on=KEYS, how="left")
         .merge(_instance_ids(table("members")), on=KEYS, how="left")
         .merge(_stuck(table("consumer_status")), on=KEYS, how="left")
         .merge(_loops(table("rebalance_events")), on=KEYS, how="left")

@@ -7,6 +7,7 @@ now. The recorded Kafka labs run the same checks in test_kafka_lab.py."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +15,7 @@ import pytest
 from advice_checks import problems
 from deltalake import DeltaTable
 
-from fleet_rebalance.config import Config
+from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
 from fleet_rebalance.generate.fleet import PROFILES, FleetSpec
 
 pytestmark = pytest.mark.spark
@@ -104,3 +105,50 @@ def test_samples_changes_on_noise_are_keep(sample_nightlies):
         "keep cooperative-sticky: the group did not rebalance today: switching to range would "
         "save a mean lag skew 0.40 lower over its initial assignment only"
     )
+
+
+# small_fleet_nightly's fleet placed in zones by the conf (its captures carry no rack):
+# each cluster's brokers as the generator racks them (broker b in az{b % 3 + 1}), its
+# consumers' hosts (10.<release>.x.y) split between az1 and az2, a record size for every
+# topic; and a rack_aware threshold of 1 MB a day, so the generator's few hours of reads
+# make rack_aware compete with every other change.
+ZONES = ZonesConfig(
+    brokers={
+        c: {b: f"az{b % 3 + 1}" for b in range(1, 6)} for c in ("prod-east", "prod-west", "lab")
+    },
+    consumer_cidrs={
+        f"10.{release}.{start}.0/17": zone
+        for release in range(3)
+        for start, zone in ((0, "az1"), (128, "az2"))
+    },
+    default_record_bytes=1000,
+)
+ZONED_METRICS = MetricsConfig(change_min_cross_zone_gb_saved=0.001)
+
+
+@pytest.fixture(scope="module")
+def zoned_fleet(spark, small_nightly, tmp_path_factory) -> tuple[Path, Config]:
+    """(warehouse, config): a copy of small_nightly's warehouse with the metrics of its
+    date run again under ZONES and ZONED_METRICS."""
+    from small_fleet_nightly import DAY
+
+    from fleet_rebalance.pipeline import metrics
+
+    raw, warehouse = small_nightly
+    copy = tmp_path_factory.mktemp("zoned-fleet") / "wh"
+    shutil.copytree(warehouse, copy)
+    config = Config(raw_root=str(raw), warehouse=str(copy), zones=ZONES, metrics=ZONED_METRICS)
+    metrics.run(spark, config, DAY)
+    return copy, config
+
+
+def test_a_zoned_fleets_advice_never_contradicts_its_cross_zone_traffic(zoned_fleet):
+    """Given: the zoned fleet. Then: groups read across zones, some are told rack_aware,
+    and no advice breaks advice_checks' rules, rack_aware's included (the threshold the
+    run used)."""
+    warehouse, config = zoned_fleet
+    traffic = table(warehouse, "cross_zone_traffic")
+    assert (traffic["cross_zone_leader_bytes"] > 0).any()
+    health = table(warehouse, "group_health")
+    assert (health["change_kind"] == "rack_aware").any()
+    assert problems(warehouse, config.metrics) == []

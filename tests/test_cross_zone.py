@@ -131,6 +131,7 @@ def test_spark_gives_the_rules_rows_and_the_expected_figures(spark):
     assert (row.cross_zone_leader_bytes, row.cross_zone_follower_bytes) == (105_000, 5_000)
     assert (row.partitions_cross_zone_leader, row.partitions_cross_zone_follower) == (2, 1)
     assert (row.members, row.members_unknown_zone, row.unknown_zone_bytes) == (2, 0, 0)
+    assert row.members_client_rack == 1  # m-a's client.rack; m-b's zone is its CIDR's
     assert row.cross_zone_leader_cost == pytest.approx(105_000 * 0.02 / 1e9)
     # Range, rack-aware (KIP-881) for clicks, whose one replica is in a: clicks-0 to m-a;
     # orders (replicas in both zones everywhere) as plain range: orders-1 to m-b, whose

@@ -46,7 +46,8 @@ _ASSIGNOR = {
 _SAVED = {
     "paused_partitions_saved": (
         "Paused partitions the recommended change saves over the day against what the "
-        "group runs; 0 for keep, null when not measured."
+        "group runs; 0 for keep, null when not measured and for rack_aware (its saving is "
+        "in bytes)."
     ),
     "rebalances_saved": (
         "Rebalances the change avoids (static membership, consumer settings, a crash loop "
@@ -61,11 +62,20 @@ _SAVED = {
         "partition's produce rate); 0 for keep, null where no coordinator log times the "
         "rebalances."
     ),
+    "cross_zone_bytes_saved": (
+        "rack_aware: bytes a day its reads would no longer cross availability zones "
+        "(cross_zone_traffic's follower-fetching or rack-aware saving, "
+        "metrics/rack_aware_rules.py); 0 for keep where the group has a cross_zone_traffic "
+        "row; null otherwise (no row: no broker zone known; or another change)."
+    ),
+    "cross_zone_cost_saved": (
+        "cross_zone_bytes_saved at cross_zone_traffic's price_per_gb, in the bill's currency."
+    ),
 }
 _CHANGE_KIND = {
     "change_kind": (
         "The change recommended: assignor, protocol_migration, static_membership, "
-        "consumer_config, fix_crash_loop, stuck_partition or keep."
+        "consumer_config, fix_crash_loop, stuck_partition, rack_aware or keep."
     ),
     "prerequisites": (
         "What the change takes first (client and broker versions, group.protocol=consumer, "
@@ -824,7 +834,8 @@ GOLD: dict[str, TableDoc] = {
             "broker.rack, else zones.brokers. Bytes are the group's committed-offset growth "
             "times the partition's bytes per record from the growth of its leader's "
             "log-dir size (kafka-log-dirs.sh), else the topic's zones.record_bytes "
-            "(estimated). What is not known is counted apart, never as 0."
+            "(estimated). What is not known is counted apart, never as 0. recommendations "
+            "weighs the saving as the rack_aware change."
         ),
         "columns": {
             **_GOLD_GROUP,
@@ -896,6 +907,10 @@ GOLD: dict[str, TableDoc] = {
             "rack_aware_saving_cost": (
                 "rack_aware_saving_bytes at price_per_gb. The four rack_aware columns are null "
                 "where a member's zone is unknown: the replay could move reads to it."
+            ),
+            "members_client_rack": (
+                "Of members, those whose zone is their captured client.rack: where all are, "
+                "the rack_aware change tells only the brokers' part."
             ),
         },
     },

@@ -37,13 +37,15 @@ class MemberEvent(StrEnum):
 
 class Change(StrEnum):
     """What a group should change (group_health.recommendation), cheapest first among
-    the candidates; the faults are named whatever they cost."""
+    the candidates; the faults are named whatever they cost. rack_aware saves bytes read
+    across zones, not pauses (metrics/rack_aware_rules.py)."""
 
     KEEP = "keep"
     CONSUMER_CONFIG = "consumer_config"
     STATIC_MEMBERSHIP = "static_membership"
     ASSIGNOR = "assignor"
     PROTOCOL_MIGRATION = "protocol_migration"
+    RACK_AWARE = "rack_aware"
     FIX_CRASH_LOOP = "fix_crash_loop"
     STUCK_PARTITION = "stuck_partition"
 

@@ -24,6 +24,10 @@ baseline every comparison uses) over the day's rebalances:
 - `static_membership`, `assignor`, `protocol_migration`: recommendations.py's choice by
   DESIGN.md's rule, with its savings; never static membership to a group whose members
   already have a group.instance.id.
+- `rack_aware`: the group's reads that client.rack, the brokers' replica selector and,
+  where its assignor allows, rack-aware assignment would keep in their zone
+  (rack_aware_rules.py picks the way from its cross_zone_traffic row), in bytes a day and
+  their cost at zones.price_per_gb.
 A fault is named whatever it costs. Any other candidate is recommended only when its
 gain is material (Limits): a saving in cost (paused partition-seconds or messages
 delayed; paused partitions where no log times the rebalances), never in rebalances
@@ -38,6 +42,16 @@ partition-seconds saved, then messages delayed, then rebalances, then paused
 partitions, then the cheapest change. Below the thresholds the group keeps what it
 runs, and the reason says what the best candidate would have saved and why that is not
 enough; a change's reason says what it saves, with its units.
+
+A rack_aware saving is in bytes, the others in pauses: the two are weighed by how many
+times each clears its own threshold (Candidate.clearance), since a threshold is by
+definition the least gain worth one change, in its unit. The faults still come first
+(a record nobody gets past or a dying consumer is an outage; bytes are a bill). Else the
+best tuning candidate (by the order above) against rack_aware: the larger clearance
+wins, a tie keeps the tuning change (it is what the group's rebalances cost in delayed
+data). One change is told a day: the one not told is the next day's, once the first is
+made, never a second piece of advice beside it. A rack_aware change that wins says how
+much more it clears than the tuning change it beat; a keep says why neither is enough.
 """
 
 from __future__ import annotations
@@ -49,7 +63,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from fleet_rebalance.config import MetricsConfig
+from fleet_rebalance.metrics import rack_aware_rules as rack
+from fleet_rebalance.metrics.cross_zone_rules import GB, cost
 from fleet_rebalance.metrics.migration_rules import CAUTION_TEXT, blockers
+from fleet_rebalance.metrics.rack_aware_rules import CrossZoneFacts
 from fleet_rebalance.vocabulary import Cause, Change, GroupType
 
 # Cheapest first: the order among candidates that save the same.
@@ -86,6 +103,7 @@ class Limits:
     min_lag: int
     migration_factor: float
     crash_loop_restarts: int
+    cross_zone_bytes: int  # a day, kept in zone: metrics.change_min_cross_zone_gb_saved
 
     @classmethod
     def of(cls, m: MetricsConfig) -> Limits:
@@ -97,25 +115,35 @@ class Limits:
             min_lag=m.attention_min_lag,
             migration_factor=m.migration_gain_factor,
             crash_loop_restarts=m.crash_loop_restarts,
+            cross_zone_bytes=max(1, round(m.change_min_cross_zone_gb_saved * GB)),
         )
 
 
 @dataclass(frozen=True)
 class GroupFacts:
     """What decide needs of the group beyond its events: the group.instance.ids its
-    members captured that day (a static group), its protocol and its largest lag."""
+    members captured that day (a static group), its protocol, its largest lag and its
+    cross_zone_traffic row (None: the table has none, its brokers' zones unknown)."""
 
     instance_ids: frozenset[str] = field(default_factory=frozenset)
     protocol: str | None = None
     max_lag: int | None = None
+    cross_zone: CrossZoneFacts | None = None
 
     @classmethod
-    def of(cls, instance_ids: Iterable[str] | None, protocol: Any, max_lag: Any) -> GroupFacts:
+    def of(
+        cls,
+        instance_ids: Iterable[str] | None,
+        protocol: Any,
+        max_lag: Any,
+        cross_zone: Mapping[str, Any] | None = None,
+    ) -> GroupFacts:
         """From a row's cells (null as None, or NaN where pandas hands them over)."""
         return cls(
             frozenset(consumers(instance_ids)),
             protocol if isinstance(protocol, str) else None,
             int(max_lag) if _number(max_lag) else None,
+            CrossZoneFacts.of(cross_zone),
         )
 
 
@@ -135,6 +163,9 @@ class Candidate:
     rebalanced: bool = True  # the group rebalanced that day
     max_lag: int | None = None  # the group's largest lag, messages
     ruled_out: str | None = None  # why the group cannot make it, whatever it saves
+    cross_zone_bytes: int | None = None  # rack_aware: bytes a day kept in their zone
+    price_per_gb: float = 0.0  # rack_aware: the price cross_zone_traffic used
+    assignor: str | None = None  # rack_aware: the rack-aware assignor to switch to
 
     def costs_less(self, limits: Limits) -> bool:
         """Saves the thresholds in cost: partition-seconds or messages delayed (paused
@@ -164,7 +195,25 @@ class Candidate:
             self.kind in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION) and not self.rebalanced
         ):
             return False
+        if self.kind == Change.RACK_AWARE:
+            return (self.cross_zone_bytes or 0) >= limits.cross_zone_bytes
         return self.costs_less(limits) or (self.lag_gain(limits) and self.lagging(limits))
+
+    def clearance(self, limits: Limits) -> float:
+        """How many times the saving clears its threshold (1.0: just): what a rack_aware
+        saving in bytes and a tuning one in pauses are compared by."""
+        if self.kind == Change.RACK_AWARE:
+            return (self.cross_zone_bytes or 0) / limits.cross_zone_bytes
+        f = self.factor
+        ratios = [
+            (self.seconds or 0) / (limits.seconds * f),
+            (self.messages or 0) / (limits.messages * f),
+        ]
+        if self.seconds is None:
+            ratios.append((self.partitions or 0) / (limits.partitions * f))
+        if self.lag_gain(limits) and self.lagging(limits):
+            ratios.append(max(float(self.balances), (self.skew or 0) / (limits.skew * f)))
+        return max(ratios)
 
     def rank(self) -> tuple:
         effort = EFFORT.index(self.kind) if self.kind in EFFORT else len(EFFORT)
@@ -202,6 +251,8 @@ class Candidate:
             parts.append("a count spread of 1 or less")
         if self.skew:
             parts.append(f"a mean lag skew {self.skew:.2f} lower")
+        if self.cross_zone_bytes is not None:
+            parts.append(rack.saving_text(self.cross_zone_bytes, self.price_per_gb))
         return ", ".join(parts) or "nothing"
 
     def shortfall(self, limits: Limits) -> str:
@@ -213,6 +264,14 @@ class Candidate:
             return (
                 f"the group did not rebalance today: {self.title} would save "
                 f"{self.saving()} over its initial assignment only"
+            )
+        if self.kind == Change.RACK_AWARE:
+            least = limits.cross_zone_bytes
+            return (
+                f"gain too small: {self.title} would save {self.saving()}, below the "
+                f"threshold ({rack.gb(least)}/day, metrics.change_min_cross_zone_gb_saved: "
+                f"{rack.money(cost(least, self.price_per_gb))} at zones.price_per_gb "
+                f"{self.price_per_gb:g})"
             )
         why = (
             f"gain too small: {self.title} would save {self.saving()}, below the thresholds "
@@ -249,11 +308,17 @@ def decide(
         *_poll(events),
         *_recommended(recommended, limits, facts, rebalanced=bool(events)),
     ]
+    declared = recommended.get("declared_assignor")
+    zones = _rack_aware(facts.cross_zone, declared if isinstance(declared, str) else None)
     chosen = sorted((c for c in candidates if c.material(limits)), key=Candidate.rank)
-    if chosen:
+    if chosen and (chosen[0].kind in FAULTS or zones is None or not zones.material(limits)):
         return _row(chosen[0], facts)
+    if zones is not None and zones.material(limits):
+        if chosen and chosen[0].clearance(limits) >= zones.clearance(limits):
+            return _row(chosen[0], facts)
+        return _row(zones, facts, beaten=chosen[0] if chosen else None, limits=limits)
     best = sorted(candidates, key=Candidate.rank)
-    return _keep(recommended, best[0] if best else None, limits)
+    return _keep(recommended, best[0] if best else None, limits, zones, facts.cross_zone)
 
 
 def consumers(value: Any) -> list[str]:
@@ -265,7 +330,14 @@ def consumers(value: Any) -> list[str]:
     return [c.strip() for c in names if c and c.strip()]
 
 
-def _row(change: Candidate, group: GroupFacts) -> dict[str, Any]:
+def _row(
+    change: Candidate,
+    group: GroupFacts,
+    beaten: Candidate | None = None,
+    limits: Limits | None = None,
+) -> dict[str, Any]:
+    if change.kind == Change.RACK_AWARE:
+        return _rack_aware_row(change, beaten, limits)
     if change.kind in (Change.ASSIGNOR, Change.PROTOCOL_MIGRATION, Change.STATIC_MEMBERSHIP):
         row: dict[str, Any] = {
             "change_kind": change.kind,
@@ -289,9 +361,53 @@ def _row(change: Candidate, group: GroupFacts) -> dict[str, Any]:
     }
 
 
-def _keep(recommended: Mapping[str, Any], best: Candidate | None, limits: Limits) -> dict[str, Any]:
+def _rack_aware_row(
+    change: Candidate, beaten: Candidate | None, limits: Limits | None
+) -> dict[str, Any]:
+    """The row of a rack_aware change: its saving in bytes and cost, none in pauses;
+    the tuning change it beat (`beaten`) named with both clearances."""
+    over = ""
+    if beaten is not None and limits is not None:
+        over = (
+            f"; that is {change.clearance(limits):.1f} times its threshold, more than "
+            f"{beaten.title} ({beaten.saving()}: {beaten.clearance(limits):.1f} times its own)"
+        )
+    bytes_saved = change.cross_zone_bytes or 0
+    row: dict[str, Any] = {
+        "change_kind": Change.RACK_AWARE,
+        "changed_assignor": change.assignor is not None,
+        "reason": f"{change.reason}; it saves {change.saving()}{over}",
+        "prerequisites": change.prerequisites,
+        "paused_partitions_saved": None,
+        "rebalances_saved": None,
+        "paused_partition_seconds_saved": None,
+        "messages_delayed_saved": None,
+        "cross_zone_bytes_saved": bytes_saved,
+        "cross_zone_cost_saved": cost(bytes_saved, change.price_per_gb),
+    }
+    if change.assignor is not None:
+        row["recommended_assignor"] = change.assignor
+    return row
+
+
+def _keep(
+    recommended: Mapping[str, Any],
+    best: Candidate | None,
+    limits: Limits,
+    zones: Candidate | None = None,
+    cross_zone: CrossZoneFacts | None = None,
+) -> dict[str, Any]:
+    """keep, saying why the best tuning candidate and the rack_aware one (where there
+    are) are not enough; no saving where the baseline's measure is known (and none in
+    bytes where the group has a cross_zone_traffic row)."""
     row: dict[str, Any] = {"change_kind": Change.KEEP, "changed_assignor": False}
+    if cross_zone is not None:
+        row.update(cross_zone_bytes_saved=0, cross_zone_cost_saved=0.0)
+    also = f"; {zones.shortfall(limits)}" if zones is not None else ""
     if best is None or best.kind == Change.KEEP:
+        if also:
+            current = recommended.get("declared_assignor") or "the current assignor"
+            row["reason"] = f"{recommended.get('reason') or f'keep {current}'}{also}"
         return row
 
     def nothing(column: str, zero: float) -> float | None:
@@ -301,7 +417,7 @@ def _keep(recommended: Mapping[str, Any], best: Candidate | None, limits: Limits
     row.update(
         reason=(
             f"keep {recommended.get('declared_assignor') or 'the current assignor'}: "
-            f"{best.shortfall(limits)}"
+            f"{best.shortfall(limits)}{also}"
         ),
         prerequisites=None,
         paused_partitions_saved=nothing("paused_partitions_saved", 0),
@@ -377,6 +493,26 @@ def _recommended(
             ruled_out=ruled_out,
         )
     ]
+
+
+def _rack_aware(cross_zone: CrossZoneFacts | None, declared: str | None) -> Candidate | None:
+    """The rack_aware candidate of the group's cross_zone_traffic row, by
+    rack_aware_rules' choice of way; None where no way saves a byte."""
+    if cross_zone is None:
+        return None
+    way = rack.option(cross_zone, declared)
+    if way is None:
+        return None
+    return Candidate(
+        Change.RACK_AWARE,
+        rack.title(way, declared),
+        rack.reason(way, cross_zone, declared),
+        rack.prerequisites(way, cross_zone, declared),
+        ruled_out=way.ruled_out,
+        cross_zone_bytes=way.saving_bytes,
+        price_per_gb=cross_zone.price_per_gb,
+        assignor=way.assignor if way.switch else None,
+    )
 
 
 def _blockers(row: Mapping[str, Any]) -> tuple[str, ...]:

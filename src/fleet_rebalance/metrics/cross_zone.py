@@ -26,6 +26,7 @@ from fleet_rebalance.metrics import cross_zone_rules as rules
 from fleet_rebalance.metrics.arrow_rows import Rows, grouped_rows
 from fleet_rebalance.metrics.recommendations import declared_strategies
 from fleet_rebalance.metrics.share_groups import without_share_groups
+from fleet_rebalance.vocabulary import ZoneSource
 
 GROUP = ["cluster", "group_id"]
 PARTITION = ["cluster", "topic", "partition"]
@@ -162,6 +163,11 @@ def group_row(
         "date": run_date,
         **asdict(traffic),
         "protocol": protocol,
+        # The consumers that set client.rack: where all do, the rack_aware change does not
+        # tell them to (metrics/rack_aware_rules.py).
+        "members_client_rack": sum(
+            c.source == ZoneSource.CLIENT_RACK for c in group_zones.consumers.values()
+        ),
     }
     if not all(zone for zone, _ in group_zones.consumers.values()):
         # The replay could hand reads to a member of no known zone, and its saving would

@@ -43,6 +43,8 @@ FROM_RECOMMENDATIONS = (
     "rebalances_saved",
     "paused_partition_seconds_saved",
     "messages_delayed_saved",
+    "cross_zone_bytes_saved",
+    "cross_zone_cost_saved",
 )
 
 

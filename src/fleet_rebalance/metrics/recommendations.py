@@ -41,6 +41,7 @@ from pyspark.sql.types import StructType
 
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics import changes
+from fleet_rebalance.metrics import rack_aware_rules as rack
 from fleet_rebalance.metrics import recommendation_text as text
 from fleet_rebalance.metrics.arrow_rows import map_rows
 from fleet_rebalance.metrics.changes import Limits
@@ -370,6 +371,9 @@ def _decide(joined: DataFrame, static_timeout_s: int) -> DataFrame:
         .alias("rebalances_saved"),
         seconds_saved.cast("double").alias("paused_partition_seconds_saved"),
         messages_saved.cast("long").alias("messages_delayed_saved"),
+        # rack_aware's, which final_changes weighs (cross_zone_traffic's figures).
+        F.lit(None).cast("long").alias("cross_zone_bytes_saved"),
+        F.lit(None).cast("double").alias("cross_zone_cost_saved"),
         "brokers",
     )
 
@@ -398,6 +402,35 @@ def stuck_partitions(consumer_status: DataFrame) -> DataFrame:
     )
 
 
+def cross_zone_facts(traffic: DataFrame, stickiness: DataFrame, skew: DataFrame) -> DataFrame:
+    """Per group and date, the cross_zone_traffic columns the rack_aware change reads
+    (rack_aware_rules.COLUMNS) and, under RACK_AWARE_MEASURES' names, the day's replay of
+    its rack-aware assignor as recommendations measures an assignor: the recommended
+    side of a group told to switch to it."""
+    measured = stickiness.select(
+        *GROUP,
+        F.col("assignor").alias("rack_aware_assignor"),
+        F.col("paused_partitions").alias("rack_aware_paused_partitions"),
+        rounded(F.col("stickiness")).alias("rack_aware_stickiness"),
+    ).join(
+        skew.select(
+            *GROUP,
+            F.col("assignor").alias("rack_aware_assignor"),
+            F.col("max_count_spread").alias("rack_aware_max_count_spread"),
+            rounded(F.col("mean_lag_skew")).alias("rack_aware_mean_lag_skew"),
+        ),
+        [*GROUP, "rack_aware_assignor"],
+        how="inner",
+    )
+    return traffic.select(*GROUP, *rack.COLUMNS).join(
+        measured, [*GROUP, "rack_aware_assignor"], how="left"
+    )
+
+
+# cross_zone_facts' measures of the rack-aware assignor, by recommendations' COMPARED name.
+RACK_AWARE_MEASURES = {name: f"rack_aware_{name}" for name in COMPARED}
+
+
 def final_changes(
     recommended: DataFrame,
     rebalances: DataFrame,
@@ -406,14 +439,17 @@ def final_changes(
     groups: DataFrame,
     limits: Limits,
     schema: StructType,
+    cross_zone: DataFrame | None = None,
 ) -> DataFrame:
     """recommendations' rows with each group's final change (changes.decide): the
     faults and consumer settings the day's rebalances and statuses call for beside the
-    assignor, protocol and static-membership choice, and only changes whose gain is
-    material. `rebalances`: the date's non-initial rebalance_events (with `date`);
-    `replay_metrics`: the date's; `stuck`: stuck_partitions'; `groups`: cluster,
-    group_id, date, instance_ids (protocols.group_context's) and max_lag (the group's
-    largest lag, group_health.largest_lag). The result is in `schema` (the
+    assignor, protocol and static-membership choice, and the rack_aware change its
+    cross-zone reads call for, and only changes whose gain is material. `rebalances`:
+    the date's non-initial rebalance_events (with `date`); `replay_metrics`: the date's;
+    `stuck`: stuck_partitions'; `groups`: cluster, group_id, date, instance_ids
+    (protocols.group_context's) and max_lag (the group's largest lag,
+    group_health.largest_lag); `cross_zone`: cross_zone_facts' (without it, or for a
+    group it has no row of, no rack_aware). The result is in `schema` (the
     recommendations table's)."""
     baseline = recommended.select(*GROUP, F.col("compared_with").alias("assignor"))
     costs = replay_metrics.withColumnRenamed("event_date", "date").join(
@@ -437,14 +473,23 @@ def final_changes(
         .join(stalled, GROUP, how="left")
         .join(facts, GROUP, how="left")
     )
+    if cross_zone is not None:
+        found = [c for c in cross_zone.columns if c not in GROUP]
+        joined = joined.join(
+            cross_zone.select(*GROUP, F.struct(*found).alias(CROSS_ZONE)), GROUP, how="left"
+        )
     return map_rows(joined, lambda rows: [_decided(row, limits) for row in rows], schema)
+
+
+CROSS_ZONE = "_cross_zone"
 
 
 def _decided(row: dict[str, Any], limits: Limits) -> dict[str, Any]:
     events = row.pop("_events", None) or []
     stuck = row.pop("_stuck", None) or []
+    cross_zone = row.pop(CROSS_ZONE, None)
     group = changes.GroupFacts.of(
-        row.pop("_instance_ids", None), row.get("protocol"), row.pop("max_lag", None)
+        row.pop("_instance_ids", None), row.get("protocol"), row.pop("max_lag", None), cross_zone
     )
     change = changes.decide(row, events, stuck, limits, group)
     changed_assignor = change.pop("changed_assignor")
@@ -456,4 +501,20 @@ def _decided(row: dict[str, Any], limits: Limits) -> dict[str, Any]:
         for name in COMPARED:
             row[f"recommended_{name}"] = row[f"declared_{name}"]
             row[f"{name}_delta"] = None if row[f"declared_{name}"] is None else 0
+    if changed_assignor and row["change_kind"] == Change.RACK_AWARE:
+        # A switch to the rack-aware assignor: the recommended side is its replay.
+        for name, column in RACK_AWARE_MEASURES.items():
+            value, declared = (cross_zone or {}).get(column), row[f"declared_{name}"]
+            row[f"recommended_{name}"] = value
+            row[f"{name}_delta"] = _delta(name, value, declared)
     return row
+
+
+def _delta(name: str, value: Any, declared: Any) -> Any:
+    """recommended - declared as _decide's delta gives it (ratios rounded); null where
+    either is unknown."""
+    if value is None or declared is None:
+        return None
+    if name in ("mean_lag_skew", "stickiness"):
+        return round(value - declared, SKEW_DIGITS)
+    return value - declared

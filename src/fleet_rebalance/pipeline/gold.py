@@ -94,6 +94,34 @@ TABLES: dict[str, StructType] = {
         ("distinct_owners", INT),
         ("unowned_events", INT),
     ),
+    # One group's reads of the date across zones (metrics/cross_zone_rules.py); before
+    # recommendations, which weighs its rack-aware saving (rack_aware_rules.py).
+    "cross_zone_traffic": _schema(
+        ("read_bytes", L),
+        ("estimated_bytes", L),
+        ("read_records", L),
+        ("size_unknown_records", L),
+        ("cross_zone_leader_bytes", L),
+        ("cross_zone_follower_bytes", L),
+        ("unknown_zone_bytes", L),
+        ("unowned_bytes", L),
+        ("partitions_read", INT),
+        ("partitions_cross_zone_leader", INT),
+        ("partitions_cross_zone_follower", INT),
+        ("members", INT),
+        ("members_unknown_zone", INT),
+        ("offset_resets", INT),
+        ("price_per_gb", DOUBLE),
+        ("cross_zone_leader_cost", DOUBLE),
+        ("cross_zone_follower_cost", DOUBLE),
+        ("protocol", S),
+        ("rack_aware_assignor", S),
+        ("rack_aware_cross_zone_bytes", L),
+        ("rack_aware_saving_bytes", L),
+        ("rack_aware_saving_cost", DOUBLE),
+        # Added later (issue 55's rack_aware change): last, as in the tables above.
+        ("members_client_rack", INT),
+    ),
     "recommendations": _schema(
         ("declared_assignor", S),
         ("recommended_assignor", S),
@@ -120,6 +148,9 @@ TABLES: dict[str, StructType] = {
         ("rebalances_saved", INT),
         ("paused_partition_seconds_saved", DOUBLE),
         ("messages_delayed_saved", L),
+        # rack_aware's saving (issue 55): last, as above.
+        ("cross_zone_bytes_saved", L),
+        ("cross_zone_cost_saved", DOUBLE),
     ),
     "rebalance_timeline": _schema(
         ("generation", INT),
@@ -213,31 +244,9 @@ TABLES: dict[str, StructType] = {
         ("classic_members", INT),
         # Added later: last, where storage.schema_evolution adds it to an older table.
         ("messages_delayed_saved", L),
-    ),
-    # One group's reads of the date across zones (metrics/cross_zone_rules.py).
-    "cross_zone_traffic": _schema(
-        ("read_bytes", L),
-        ("estimated_bytes", L),
-        ("read_records", L),
-        ("size_unknown_records", L),
-        ("cross_zone_leader_bytes", L),
-        ("cross_zone_follower_bytes", L),
-        ("unknown_zone_bytes", L),
-        ("unowned_bytes", L),
-        ("partitions_read", INT),
-        ("partitions_cross_zone_leader", INT),
-        ("partitions_cross_zone_follower", INT),
-        ("members", INT),
-        ("members_unknown_zone", INT),
-        ("offset_resets", INT),
-        ("price_per_gb", DOUBLE),
-        ("cross_zone_leader_cost", DOUBLE),
-        ("cross_zone_follower_cost", DOUBLE),
-        ("protocol", S),
-        ("rack_aware_assignor", S),
-        ("rack_aware_cross_zone_bytes", L),
-        ("rack_aware_saving_bytes", L),
-        ("rack_aware_saving_cost", DOUBLE),
+        # rack_aware's saving (issue 55): last, as above.
+        ("cross_zone_bytes_saved", L),
+        ("cross_zone_cost_saved", DOUBLE),
     ),
     # Fleet-wide: every classic group of the date (metrics/migration_rules.py).
     "protocol_migration_plan": _schema(
@@ -264,6 +273,7 @@ TABLES: dict[str, StructType] = {
     ),
 }
 # Built from the tables before them once those are written (recommendations reads
-# stickiness, skew and consumer_status; group_health all the others, ownership_audit
-# included, so it comes after them in TABLES; protocol_migration_plan reads group_health).
+# stickiness, skew, consumer_status and cross_zone_traffic; group_health all the others,
+# ownership_audit included, so it comes after them in TABLES; protocol_migration_plan
+# reads group_health).
 DERIVED = ("recommendations", "group_health", "protocol_migration_plan")

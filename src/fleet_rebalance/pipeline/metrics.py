@@ -28,6 +28,7 @@ from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.metrics.protocols import group_context
 from fleet_rebalance.metrics.rebalance_causes import rebalance_causes, rebalances
 from fleet_rebalance.metrics.recommendations import (
+    cross_zone_facts,
     declared_strategies,
     final_changes,
     recommendations,
@@ -138,17 +139,19 @@ def recommendations_frame(
 ) -> DataFrame:
     """recommendations of run_date: DESIGN.md's assignor, protocol and static-membership
     rule over the written stickiness and skew, then each group's final change
-    (metrics/changes.py) with the written consumer_status's stuck partitions and
-    lag_distribution's largest lag (the attention floor's). `context`: context_frame's."""
+    (metrics/changes.py) with the written consumer_status's stuck partitions,
+    lag_distribution's largest lag (the attention floor's) and cross_zone_traffic's
+    rack-aware savings. `context`: context_frame's."""
     table = _reader(spark, config)
     m = config.metrics
     replayed = table("replay_metrics", "event_date", run_date)
     states = table("group_states", "capture_date", run_date)
     declared = declared_strategies(states)
     moved = rebalances(table("rebalance_events", "event_date", run_date))
+    sticky, skewed = table("stickiness", "date", run_date), table("skew", "date", run_date)
     chosen = recommendations(
-        table("stickiness", "date", run_date),
-        table("skew", "date", run_date),
+        sticky,
+        skewed,
         declared,
         context,
         static_what_if=static_what_if(moved, replayed, declared),
@@ -161,8 +164,16 @@ def recommendations_frame(
         .agg(largest_lag().alias("max_lag"))
     )
     groups = context.join(lags, ["cluster", "group_id", "date"], how="left")
+    cross_zone = cross_zone_facts(table("cross_zone_traffic", "date", run_date), sticky, skewed)
     return final_changes(
-        chosen, moved, replayed, stuck, groups, Limits.of(m), gold.TABLES["recommendations"]
+        chosen,
+        moved,
+        replayed,
+        stuck,
+        groups,
+        Limits.of(m),
+        gold.TABLES["recommendations"],
+        cross_zone,
     )
 
 

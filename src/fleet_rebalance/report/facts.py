@@ -42,6 +42,8 @@ ATTENTION_COLUMNS = (
     "paused_partitions_saved",
     "paused_partition_seconds_saved",
     "messages_delayed_saved",
+    "cross_zone_bytes_saved",
+    "cross_zone_cost_saved",
     # KIP-848 convergence (null for groups no capture shows an epoch of)
     "epoch_bumps",
     "epochs_converged",
@@ -63,6 +65,8 @@ CHANGE_COLUMNS = (
     "paused_partitions_saved",
     "paused_partition_seconds_saved",
     "messages_delayed_saved",
+    "cross_zone_bytes_saved",
+    "cross_zone_cost_saved",
     "change_reason",
 )
 
@@ -89,6 +93,8 @@ class SavingRow(GroupRow, Protocol):
     paused_partitions_saved: Cell
     paused_partition_seconds_saved: Cell
     messages_delayed_saved: Cell
+    cross_zone_bytes_saved: Cell
+    cross_zone_cost_saved: Cell
 
 
 class AttentionRow(SavingRow, Protocol):
@@ -245,6 +251,7 @@ def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
             top,
             F.col("paused_partition_seconds_saved").desc_nulls_last(),
             F.col("paused_partitions_saved").desc_nulls_last(),
+            F.col("cross_zone_cost_saved").desc_nulls_last(),
         ),
         listed=listed_rows,
         listed_total=listed.count(),
