@@ -53,19 +53,43 @@ def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> Da
     )
 
 
-def _reader(spark: SparkSession, config: Config) -> Callable[..., DataFrame]:
+class Reads:
     """table(name, partition column, *days): only the partitions of `days` are read, so
-    a night's work is its dates'."""
-    warehouse = Warehouse(spark, config.warehouse)
+    a night's work is its dates'. One run's reads: a table's dates asked for a second
+    time are cached, since Delta lists a table's files again for every query that scans
+    it (a Spark job each: most of a small day's metrics time was those listings).
+    forget(name) drops a table's frames once the run rewrites it; release() drops the
+    cached ones."""
 
-    def table(name: str, column: str, *days: dt.date) -> DataFrame:
-        return warehouse.read(name, where={column: list(days)})
+    def __init__(self, spark: SparkSession, config: Config) -> None:
+        self.warehouse = Warehouse(spark, config.warehouse)
+        self.frames: dict[tuple[str, str, tuple[dt.date, ...]], DataFrame] = {}
+        self.cached: list[DataFrame] = []
 
-    return table
+    def __call__(self, name: str, column: str, *days: dt.date) -> DataFrame:
+        key = (name, column, days)
+        frame = self.frames.get(key)
+        if frame is None:
+            frame = self.frames[key] = self.warehouse.read(name, where={column: list(days)})
+        elif not frame.is_cached:
+            self.cached.append(frame.persist())
+        return frame
+
+    def forget(self, name: str) -> None:
+        for key in [key for key in self.frames if key[0] == name]:
+            frame = self.frames.pop(key)
+            if frame.is_cached:
+                frame.unpersist()
+                self.cached.remove(frame)
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+        self.cached.clear()
 
 
 def gold_frames(
-    spark: SparkSession,
+    table: Reads,
     config: Config,
     run_date: dt.date,
     samples: DataFrame,
@@ -77,12 +101,11 @@ def gold_frames(
     `per_topic` per_topic_frame's of them and `context` context_frame's (computed here
     when not given)."""
 
-    table = _reader(spark, config)
     m = config.metrics
     if per_topic is None:
         per_topic = per_topic_frame(samples, run_date, m.burrow_intervals, m.burrow_allowed_lag)
     if context is None:
-        context = context_frame(spark, config, run_date)
+        context = context_frame(table, run_date)
     yesterday = run_date - dt.timedelta(days=1)
     replayed = table("replay_metrics", "event_date", run_date)
     sticky, skewed = stickiness(replayed), skew(replayed)
@@ -135,14 +158,13 @@ def gold_frames(
 
 
 def recommendations_frame(
-    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame
+    table: Reads, config: Config, run_date: dt.date, context: DataFrame
 ) -> DataFrame:
     """recommendations of run_date: DESIGN.md's assignor, protocol and static-membership
     rule over the written stickiness and skew, then each group's final change
     (metrics/changes.py) with the written consumer_status's stuck partitions,
     lag_distribution's largest lag (the attention floor's) and cross_zone_traffic's
     rack-aware savings. `context`: context_frame's."""
-    table = _reader(spark, config)
     m = config.metrics
     replayed = table("replay_metrics", "event_date", run_date)
     states = table("group_states", "capture_date", run_date)
@@ -177,22 +199,15 @@ def recommendations_frame(
     )
 
 
-def health_frame(
-    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame
-) -> DataFrame:
+def health_frame(table: Reads, config: Config, run_date: dt.date, context: DataFrame) -> DataFrame:
     """group_health of run_date from the date's gold tables as written, and the KIP-848
     convergence of its captures and logs. `context`: context_frame's."""
-    warehouse = Warehouse(spark, config.warehouse)
     names = list(gold.TABLES)
-    tables = {
-        name: warehouse.read(name, where={"date": [run_date]})
-        for name in names[: names.index("group_health")]
-    }
+    tables = {name: table(name, "date", run_date) for name in names[: names.index("group_health")]}
     m = config.metrics
-    read = _reader(spark, config)
     tables["convergence"] = convergence_frame(
-        read("members", "capture_date", run_date),
-        read("coordinator_events", "log_date", run_date),  # it keys bumps by their log date
+        table("members", "capture_date", run_date),
+        table("coordinator_events", "log_date", run_date),  # it keys bumps by their log date
         m.reconcile_stuck_s,
     )
     # A group with no recommendation (share and streams groups are not replayed) still
@@ -202,11 +217,10 @@ def health_frame(
 
 
 def migration_plan_frame(
-    spark: SparkSession, config: Config, run_date: dt.date, context: DataFrame
+    table: Reads, config: Config, run_date: dt.date, context: DataFrame
 ) -> DataFrame:
     """protocol_migration_plan of run_date from the written group_health, stickiness and
     skew, and the date's captures and coordinator logs. `context`: context_frame's."""
-    table = _reader(spark, config)
     states = table("group_states", "capture_date", run_date)
     members = table("members", "capture_date", run_date)
     return migration_plan(
@@ -220,10 +234,9 @@ def migration_plan_frame(
     )
 
 
-def context_frame(spark: SparkSession, config: Config, run_date: dt.date) -> DataFrame:
+def context_frame(table: Reads, run_date: dt.date) -> DataFrame:
     """protocols.group_context of run_date (each group's protocol, its cluster's brokers):
     recommendations, group_health and protocol_migration_plan all read it."""
-    table = _reader(spark, config)
     yesterday = run_date - dt.timedelta(days=1)
     return group_context(
         table("group_states", "capture_date", run_date),
@@ -460,7 +473,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     # unowned rows) each scan the offsets' Parquet again, which costs less than writing
     # ~40M rows (a 20k-group day) to a disk cache and reading them back.
     samples = offset_history(spark, config, run_date)
-    warehouse = Warehouse(spark, config.warehouse)
+    table = Reads(spark, config)
     # Cached: small (one row per group and topic, one per partition rated, and the
     # refused log ends), and three tables read it, which would otherwise each shuffle
     # the offsets by topic.
@@ -470,17 +483,17 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     ).persist()
     # One row per group, read by all three DERIVED tables: each would otherwise scan
     # the day's members and two days' coordinator logs again to find the same answer.
-    context = context_frame(spark, config, run_date).persist()
+    context = context_frame(table, run_date).persist()
     try:
-        frames = gold_frames(spark, config, run_date, samples, per_topic, context)
-        states = warehouse.read("group_states", where={"capture_date": [run_date]})
-        share_groups.report_unrated(states, run_date)
+        frames = gold_frames(table, config, run_date, samples, per_topic, context)
+        share_groups.report_unrated(table("group_states", "capture_date", run_date), run_date)
         for name in gold.TABLES:
             started = time.monotonic()
             frame = (
-                frames[name] if name in frames else DERIVED[name](spark, config, run_date, context)
+                frames[name] if name in frames else DERIVED[name](table, config, run_date, context)
             )
-            counts[name] = _write(frame, warehouse, name, run_date)
+            counts[name] = _write(frame, table.warehouse, name, run_date)
+            table.forget(name)
             log.info(
                 "%s: %d rows for %s in %.1fs",
                 name,
@@ -491,10 +504,11 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     finally:
         per_topic.unpersist()
         context.unpersist()
+        table.release()
     return counts
 
 
-DERIVED: dict[str, Callable[[SparkSession, Config, dt.date, DataFrame], DataFrame]] = {
+DERIVED: dict[str, Callable[[Reads, Config, dt.date, DataFrame], DataFrame]] = {
     "recommendations": recommendations_frame,
     "group_health": health_frame,
     "protocol_migration_plan": migration_plan_frame,
