@@ -12,9 +12,11 @@ cooperative rounds, docs/kafka-lab.md)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,61 +47,111 @@ SOURCES = [
 ]
 
 
+# Recordings whose nightlies run as one: their clusters differ and their captures share
+# a date (the straddle's cluster is 3.9's, a day earlier: it runs alone).
+SHARED_NIGHTLY = ("lab-3.9", "lab-4")
+# fleet-capture's snapshots of a lab run through the same nightly as the tools' captures,
+# as a cluster of this name (their jsonl names the cluster: relabelled on copy).
+AGENT = "{}-agent"
+
+
 @dataclass
 class LabRun:
     line: str
     root: Path
-    warehouse: Path
+    warehouse: Path  # the nightly on the tools' and fleet-capture's captures + the logs
     truth: Truth
     live: bool = False
-    agent_warehouse: Path | None = None  # the nightly on fleet-capture's captures + the logs
 
-    def table(self, name: str, warehouse: Path | None = None) -> pd.DataFrame:
-        return DeltaTable(str((warehouse or self.warehouse) / name)).to_pandas()
+    @property
+    def cluster(self) -> str:
+        (raw,) = (self.root / "raw").iterdir()
+        return raw.name
+
+    def table(self, name: str, agent: bool = False) -> pd.DataFrame:
+        """The table's rows of this lab's captures (agent: fleet-capture's)."""
+        cluster = AGENT.format(self.cluster) if agent else self.cluster
+        rows = DeltaTable(str(self.warehouse / name)).to_pandas()
+        if "cluster" in rows.columns:
+            return rows[rows["cluster"] == cluster].reset_index(drop=True)
+        return rows[rows["source_file"].str.startswith(f"{cluster}/")].reset_index(drop=True)
 
     def logs(self) -> list[Path]:
         return sorted((self.root / "raw").glob("*/logs/broker-*/server.log*"))
 
 
-@pytest.fixture(scope="module", params=SOURCES)
-def lab(request, spark, tmp_path_factory) -> LabRun:
+@pytest.fixture(scope="module")
+def nightlies(spark, tmp_path_factory) -> Callable[[tuple[Path, ...]], Path]:
+    """nightly(roots): the warehouse of one nightly per capture date over the labs at
+    `roots`, the tools' captures and fleet-capture's (as AGENT's cluster) beside each
+    other; each set of roots runs once."""
     from fleet_rebalance.config import Config, MetricsConfig
     from fleet_rebalance.date_span import capture_dates
     from fleet_rebalance.pipeline.nightly import run_steps
 
+    done: dict[tuple[Path, ...], Path] = {}
+
+    def nightly(roots: tuple[Path, ...]) -> Path:
+        if roots not in done:
+            raw = tmp_path_factory.mktemp("lab-raw")
+            for root in roots:
+                shutil.copytree(root / "raw", raw, dirs_exist_ok=True)
+                agent_raw_root(root, raw)
+            done[roots] = tmp_path_factory.mktemp("lab-warehouse")
+            config = Config(
+                raw_root=str(raw),
+                warehouse=str(done[roots]),
+                metrics=MetricsConfig(
+                    session_timeout_ms=SESSION_MS, client_libraries=LAB_CLIENT_LIBRARIES
+                ),
+            )
+            for date in capture_dates(config):
+                run_steps(spark, config, date)
+        return done[roots]
+
+    return nightly
+
+
+@pytest.fixture(scope="module", params=SOURCES)
+def lab(request, nightlies, tmp_path_factory) -> LabRun:
     source, line, fixture = request.param
     if source == "recorded":
         root = FIXTURES / fixture
+        roots = (
+            tuple(FIXTURES / f for f in SHARED_NIGHTLY) if fixture in SHARED_NIGHTLY else (root,)
+        )
     else:
         root = tmp_path_factory.mktemp(f"kafka-lab-{line}")
         with running_lab(line, root, agent=True) as running:
             run_scenario(running)
-    warehouses = []
-    for raw in (root / "raw", agent_raw_root(root, tmp_path_factory.mktemp(f"agent-{line}"))):
-        warehouses.append(tmp_path_factory.mktemp(f"lab-warehouse-{line}"))
-        config = Config(
-            raw_root=str(raw),
-            warehouse=str(warehouses[-1]),
-            metrics=MetricsConfig(
-                session_timeout_ms=SESSION_MS, client_libraries=LAB_CLIENT_LIBRARIES
-            ),
-        )
-        for date in capture_dates(config):
-            run_steps(spark, config, date)
+        roots = (root,)
     truth = read_truth(root / "truth.jsonl")
-    return LabRun(line, root, warehouses[0], truth, source == "live", warehouses[1])
+    return LabRun(line, root, nightlies(roots), truth, source == "live")
 
 
-def agent_raw_root(root: Path, target: Path) -> Path:
-    """A raw_root with fleet-capture's captures of the run and the brokers' logs."""
-    for captures in sorted((root / "raw-agent").glob("*/captures")):
-        shutil.copytree(captures, target / captures.parent.name / "captures")
-    for log in sorted((root / "raw").glob("*/logs/broker-*/server.log*")):
-        copy = target / log.relative_to(root / "raw")
+def agent_raw_root(root: Path, target: Path) -> None:
+    """fleet-capture's captures of the run and the brokers' logs into raw_root `target`,
+    under AGENT's cluster."""
+    (cluster,) = (p.name for p in (root / "raw").iterdir())
+    agent = AGENT.format(cluster)
+    named = f'"cluster":"{cluster}"'
+    for captures in sorted((root / "raw-agent" / cluster / "captures").iterdir()):
+        copy = target / agent / "captures" / captures.name
+        copy.mkdir(parents=True)
+        for view in captures.iterdir():
+            text = view.read_text(encoding="utf-8")
+            if view.suffix == ".jsonl":
+                text = text.replace(named, f'"cluster":"{agent}"')
+                named_as = {json.loads(line).get("cluster") for line in text.splitlines()}
+                assert named_as <= {agent, None}, view
+            (copy / view.name).write_text(text, encoding="utf-8")
+    for log in sorted((root / "raw" / cluster).glob("logs/broker-*/server.log*")):
+        copy = target / agent / log.relative_to(root / "raw" / cluster)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(log, copy)
-    assert any(target.glob("*/captures/*/groups.jsonl")), f"no fleet-capture snapshot in {root}"
-    return target
+    assert any(target.glob(f"{agent}/captures/*/groups.jsonl")), (
+        f"no fleet-capture snapshot in {root}"
+    )
 
 
 def test_every_capture_line_parses(lab):
@@ -190,7 +242,6 @@ def test_the_advice_never_contradicts_the_tables(lab):
     """advice_checks' invariants on every group, from Kafka's tools' captures and from
     fleet-capture's."""
     assert problems(lab.warehouse) == []
-    assert problems(lab.agent_warehouse) == []
 
 
 def test_a_consumer_that_stopped_is_stop_or_err(lab):
@@ -229,23 +280,23 @@ def test_the_nightly_on_fleet_captures_snapshots_finds_the_same_rebalances(lab):
     # The two capturers' moments differ: a capture-only event is a timing artefact here
     # (the logs cover the whole run), and so is a generation that ended before either
     # capturer's first settled capture of the group (that capture's `initial` state).
-    events = {w: lab.table("rebalance_events", w) for w in (lab.agent_warehouse, lab.warehouse)}
+    events = {agent: lab.table("rebalance_events", agent) for agent in (True, False)}
     initial = pd.concat([e[e["trigger"] == "initial"] for e in events.values()])
     opened = initial.groupby("group_id")["generation"].max().fillna(-1).to_dict()
 
-    def rebalances(warehouse: Path) -> list[tuple]:
-        logged = events[warehouse]
+    def rebalances(agent: bool) -> list[tuple]:
+        logged = events[agent]
         logged = logged[(logged["trigger"] != "initial") & (logged["source"] != "captures")]
         logged = logged[logged["generation"] > logged["group_id"].map(opened).fillna(-1)]
         columns = logged[["group_id", "generation", "cause", "duration_ms"]].astype(object)
         known = columns.where(columns.notna(), None)  # KIP-848 epochs have no duration
         return sorted(map(tuple, known.values.tolist()), key=repr)
 
-    files = lab.table("ingested_files", lab.agent_warehouse)
+    files = lab.table("ingested_files", agent=True)
     assert set(files["kind"]) >= {"jsonl", "topics", "coordinator_log"}
     assert files.loc[files["status"] != "ok", ["path", "status", "reason"]].values.tolist() == []
-    assert lab.table("quarantine", lab.agent_warehouse).values.tolist() == []
-    ours, tools = rebalances(lab.agent_warehouse), rebalances(lab.warehouse)
+    assert lab.table("quarantine", agent=True).values.tolist() == []
+    ours, tools = rebalances(True), rebalances(False)
     assert len(tools) >= 40
     assert ours == tools
 
