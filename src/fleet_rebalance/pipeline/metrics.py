@@ -39,7 +39,7 @@ from fleet_rebalance.metrics.static_what_if import static_what_if
 from fleet_rebalance.metrics.streams_tasks import task_movements
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold
-from fleet_rebalance.storage.warehouse import Warehouse
+from fleet_rebalance.storage.warehouse import Reads, Warehouse
 from fleet_rebalance.vocabulary import GroupType
 
 log = logging.getLogger("fleet_rebalance.metrics")
@@ -51,41 +51,6 @@ def offset_history(spark: SparkSession, config: Config, run_date: dt.date) -> Da
     return offset_samples(
         Warehouse(spark, config.warehouse).read("offsets", where={"capture_date": days})
     )
-
-
-class Reads:
-    """table(name, partition column, *days): only the partitions of `days` are read, so
-    a night's work is its dates'. One run's reads: a table's dates asked for a second
-    time are cached, since Delta lists a table's files again for every query that scans
-    it (a Spark job each: most of a small day's metrics time was those listings).
-    forget(name) drops a table's frames once the run rewrites it; release() drops the
-    cached ones."""
-
-    def __init__(self, spark: SparkSession, config: Config) -> None:
-        self.warehouse = Warehouse(spark, config.warehouse)
-        self.frames: dict[tuple[str, str, tuple[dt.date, ...]], DataFrame] = {}
-        self.cached: list[DataFrame] = []
-
-    def __call__(self, name: str, column: str, *days: dt.date) -> DataFrame:
-        key = (name, column, days)
-        frame = self.frames.get(key)
-        if frame is None:
-            frame = self.frames[key] = self.warehouse.read(name, where={column: list(days)})
-        elif not frame.is_cached:
-            self.cached.append(frame.persist())
-        return frame
-
-    def forget(self, name: str) -> None:
-        for key in [key for key in self.frames if key[0] == name]:
-            frame = self.frames.pop(key)
-            if frame.is_cached:
-                frame.unpersist()
-                self.cached.remove(frame)
-
-    def release(self) -> None:
-        for frame in self.cached:
-            frame.unpersist()
-        self.cached.clear()
 
 
 def gold_frames(
@@ -473,7 +438,7 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     # unowned rows) each scan the offsets' Parquet again, which costs less than writing
     # ~40M rows (a 20k-group day) to a disk cache and reading them back.
     samples = offset_history(spark, config, run_date)
-    table = Reads(spark, config)
+    table = Reads(Warehouse(spark, config.warehouse))
     # Cached: small (one row per group and topic, one per partition rated, and the
     # refused log ends), and three tables read it, which would otherwise each shuffle
     # the offsets by topic.
@@ -492,8 +457,8 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
             frame = (
                 frames[name] if name in frames else DERIVED[name](table, config, run_date, context)
             )
-            counts[name] = _write(frame, table.warehouse, name, run_date)
-            table.forget(name)
+            written, counts[name] = _write(frame, table.warehouse, name, run_date)
+            table.wrote(name, "date", run_date, written)
             log.info(
                 "%s: %d rows for %s in %.1fs",
                 name,
@@ -515,11 +480,15 @@ DERIVED: dict[str, Callable[[Reads, Config, dt.date, DataFrame], DataFrame]] = {
 }
 
 
-def _write(frame: DataFrame, warehouse: Warehouse, name: str, run_date: dt.date) -> int:
+def _write(
+    frame: DataFrame, warehouse: Warehouse, name: str, run_date: dt.date
+) -> tuple[DataFrame, int]:
+    """The table's rows of run_date written, and the cached frame that holds them."""
     frame = frame.persist()
     try:
         rows = frame.count()
         warehouse.replace_dates(frame, name, "date", [run_date], rows)
-    finally:
+    except BaseException:
         frame.unpersist()
-    return rows
+        raise
+    return frame, rows

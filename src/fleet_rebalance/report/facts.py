@@ -20,7 +20,7 @@ from fleet_rebalance.replay.events import BOTH, LOGS
 from fleet_rebalance.report import details, history, migration
 from fleet_rebalance.report.details import GroupDetails
 from fleet_rebalance.report.history import HistoryFacts
-from fleet_rebalance.storage.warehouse import Warehouse
+from fleet_rebalance.storage.warehouse import Reads, Warehouse
 from fleet_rebalance.vocabulary import Change
 
 # group_health's columns the first two sections show.
@@ -162,10 +162,17 @@ class DayFacts:
 
 def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
     warehouse = Warehouse(spark, config.warehouse)
+    reads = Reads(warehouse)
+    try:
+        return _gather(warehouse, reads, config, run_date)
+    finally:
+        reads.release()
 
+
+def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.date) -> DayFacts:
     def table(name: str, date_column: str) -> DataFrame:
         """The run date's partition only: the report costs its day, not the history."""
-        return warehouse.read(name, where={date_column: run_date})
+        return reads(name, date_column, run_date)
 
     top = config.metrics.report_top
     sticky = table("stickiness", "date")

@@ -129,3 +129,40 @@ class Warehouse:
             partition_by=(column,),
             replace_where={column: list(days)},
         )
+
+
+class Reads:
+    """One job's reads: reads(name, partition column, *days) reads only those partitions,
+    so a night's work is its dates'. Delta lists a table's files again for every query
+    that scans it (a Spark job each), so a table's dates asked for a second time are
+    cached, and a table the job wrote is read as the cached frame it wrote (wrote()).
+    release() drops the cached frames."""
+
+    def __init__(self, warehouse: Warehouse) -> None:
+        self.warehouse = warehouse
+        self.frames: dict[tuple[str, str, tuple[dt.date, ...]], DataFrame] = {}
+        self.cached: list[DataFrame] = []
+
+    def __call__(self, name: str, column: str, *days: dt.date) -> DataFrame:
+        key = (name, column, days)
+        frame = self.frames.get(key)
+        if frame is None:
+            frame = self.frames[key] = self.warehouse.read(name, where={column: list(days)})
+        elif not frame.is_cached:
+            self.cached.append(frame.persist())
+        return frame
+
+    def wrote(self, name: str, column: str, day: dt.date, frame: DataFrame) -> None:
+        """The run wrote `frame` (cached) as `name`'s rows of `day`."""
+        for key in [key for key in self.frames if key[0] == name]:
+            old = self.frames.pop(key)
+            if old.is_cached:
+                old.unpersist()
+                self.cached.remove(old)
+        self.frames[(name, column, (day,))] = frame
+        self.cached.append(frame)
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+        self.cached.clear()
