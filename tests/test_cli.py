@@ -173,18 +173,6 @@ def test_the_first_and_last_sane_dates_are_accepted():
     assert parse("--date", "9999-12-30").run_date == dt.date(9999, 12, 30)
 
 
-def test_conf_errors_are_one_line_usage_errors(tmp_path, capsys):
-    conf = tmp_path / "bad.yaml"
-    conf.write_text("capture:\n  log_timezone: Mars/Olympus\n")
-    with pytest.raises(SystemExit) as caught:
-        parse_job_args(pipeline_parser("nightly", "test"), ["--conf", str(conf)])
-    assert caught.value.code == 2
-    assert one_stderr_line(capsys) == (
-        f"nightly: error: {conf}: capture.log_timezone: expected an IANA time zone such as "
-        "UTC or Europe/Paris, found 'Mars/Olympus'"
-    )
-
-
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

@@ -1,4 +1,5 @@
-"""The nightly on data/sample end to end: every table, the report, and a re-run."""
+"""The nightly on data/sample end to end: every table and the report (a re-run of a date
+is test_backfill.py's resume)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from pathlib import Path
 import pyspark.sql.functions as F
 import pytest
 from chispa import assert_df_equality
-from cluster_support import comparable
-from deltalake import DeltaTable
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.share_streams import SHARE_GROUP, SHARE_TOPIC, STREAMS_GROUP
@@ -131,30 +130,6 @@ def test_the_sample_share_and_streams_groups_reach_their_tables(spark, nightly):
     assert moves and {r["cluster"] for r in moves} == {"lab"}
     assert any(r["active_moved"] > 0 and r["standby_moved"] > 0 and r["left"] for r in moves)
     assert rows("task_movements", SHARE_GROUP, F.lit(True)) == []
-
-
-def versions(config: Config) -> dict[str, int]:
-    return {name: DeltaTable(config.table_path(name)).version() for name in ALL_TABLES}
-
-
-def test_second_run_of_the_same_date_leaves_every_table_as_it_was(spark, nightly):
-    """A re-run of a date whose captures did not change: ingest finds nothing new and
-    commits nothing; replay and metrics replace the date's rows with the same rows, one
-    version per table that holds any (Delta commits nothing for a write that adds and
-    removes no file), so every table reads as before."""
-    config, *_ = nightly
-    snapshot = {name: table(spark, config, name).collect() for name in ALL_TABLES}
-    before = versions(config)
-    run_steps(spark, config, DAY)
-    after = versions(config)
-    assert {name: after[name] - before[name] for name in ALL_TABLES} == {
-        **dict.fromkeys(bronze.TABLES, 0),
-        **{name: int(bool(snapshot[name])) for name in [*silver.TABLES, *gold.TABLES]},
-    }
-    for name, rows in snapshot.items():
-        now = table(spark, config, name)
-        was = comparable(spark.createDataFrame(rows, now.schema))
-        assert_df_equality(comparable(now), was, ignore_row_order=True, underline_cells=True)
 
 
 def full_topic_history(spark, config, run_date):

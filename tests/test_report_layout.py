@@ -14,8 +14,9 @@ import pyspark.sql.functions as F
 import pytest
 from chromium import Chromium, browser
 
-from fleet_rebalance.config import Config
+from fleet_rebalance.config import Config, ZonesConfig
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+from fleet_rebalance.metrics.rack_aware_rules import gb, money
 from fleet_rebalance.pipeline.nightly import report, run_steps
 from fleet_rebalance.report import history
 from fleet_rebalance.report.facts import gather
@@ -28,6 +29,17 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 PROJECT = Path(__file__).resolve().parent.parent
 DAYS = [dt.date(2026, 11, 19), dt.date(2026, 11, 20), dt.date(2026, 11, 21)]
 LAST = DAYS[-1]
+# The generated day's brokers (generate/fleet.py: broker b in az{b % 3 + 1}) and its
+# consumers' hosts (10.<cluster's release index>.x.y, so each cluster's consumers share a
+# zone and read across zones from two leaders in three): the cross-zone section has rows.
+ZONES = ZonesConfig(
+    brokers={
+        cluster: {b: f"az{b % 3 + 1}" for b in range(1, 4 + i)}
+        for i, cluster in enumerate(("prod-east", "prod-west", "lab"))
+    },
+    consumer_cidrs={f"10.{v}.0.0/16": f"az{v + 1}" for v in range(3)},
+    default_record_bytes=1000,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +55,7 @@ def three_days(spark, sample_nightlies, tmp_path_factory):
     spec = FleetSpec(start=dt.datetime(2026, 11, 21, 0, tzinfo=dt.UTC), hours=6)
     write_fleet(spec, raw)
     shutil.copytree(sample_nightlies.config.warehouse, root / "wh")
-    config = Config(raw_root=str(raw), warehouse=str(root / "wh"))
+    config = Config(raw_root=str(raw), warehouse=str(root / "wh"), zones=ZONES)
     run_steps(spark, config, LAST)
     lines = report(spark, config, LAST)
     return config, Path(lines[-1].removeprefix("report: ").removeprefix("file://"))
@@ -137,6 +149,45 @@ def test_sections_agree_with_the_tables(spark, three_days):
         assert len(mine) == expected, (r.cluster, r.group_id)
         assert mine.cause_kind.notna().all()
         assert anchor(r.cluster, r.group_id) in render(facts)
+
+
+def table_rows(html: str) -> list[dict[str, str]]:
+    """The first table's body rows in `html`, each cell's text by its data-label."""
+    body = html[html.index("<tbody>") : html.index("</tbody>")]
+    return [
+        {label: re.sub(r"<[^>]+>|\s+", "", text) for label, text in re.findall(
+            r"data-label='([^']*)'>(.*?)</td>", row, re.S)}
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]  # fmt: skip
+
+
+def test_the_cross_zone_section_is_the_tables_sums(spark, three_days):
+    """Per cluster, the section's figures are cross_zone_traffic's of the date summed,
+    in the units the rack_aware change writes; the costliest group comes first."""
+    config, path = three_days
+    html = path.read_text(encoding="utf-8")
+    section = html[html.index("<h2 id='cross-zone'>") :]
+    traffic = read_table(spark, config.table_path("cross_zone_traffic")).where(
+        F.col("date") == F.lit(LAST)
+    )
+    sums = traffic.groupBy("cluster").agg(
+        F.count("*").alias("groups"),
+        F.sum("read_bytes").alias("read"),
+        F.sum("cross_zone_leader_bytes").alias("leader"),
+        F.sum("cross_zone_leader_cost").alias("cost"),
+    )
+    expected = [
+        {"cluster": r["cluster"], "groups": str(r["groups"]), "read/day": gb(r["read"]),
+         "across zones/day": gb(r["leader"]), "cost/day": money(r["cost"])}
+        for r in sums.orderBy("cluster").collect()
+    ]  # fmt: skip
+    shown = [{k: row[k] for k in expected[0]} for row in table_rows(section)]
+    assert shown == [{k: v.replace(" ", "") for k, v in e.items()} for e in expected]
+    assert {e["cluster"] for e in expected} == {"prod-east", "prod-west", "lab"}
+    assert traffic.agg(F.sum("cross_zone_leader_bytes")).first()[0] > 0
+    costliest = traffic.orderBy(F.col("cross_zone_leader_cost").desc()).first()
+    top = table_rows(section[section.index("Costliest cross-zone reads") :])
+    assert top[0]["group"] == f"{costliest['cluster']}/{costliest['group_id']}"
 
 
 # Measured in the page: cells whose text overflows them, charts outside the viewport,

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.replay.events import BOTH, LOGS
-from fleet_rebalance.report import details, history, migration
+from fleet_rebalance.report import cross_zone, details, history, migration
 from fleet_rebalance.report.details import GroupDetails
 from fleet_rebalance.report.history import HistoryFacts
 from fleet_rebalance.storage.warehouse import Reads, Warehouse
@@ -158,6 +158,7 @@ class DayFacts:
     history: HistoryFacts | None = None
     details: GroupDetails | None = None
     migration: migration.MigrationFacts | None = None  # None: no plan in the warehouse
+    cross_zone: cross_zone.CrossZoneFacts | None = None  # None: no such table
 
 
 def gather(spark: SparkSession, config: Config, run_date: dt.date) -> DayFacts:
@@ -285,6 +286,7 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
         history=history.gather(warehouse, run_date, config.report.history_days, listed_rows, top),
         details=details.gather(warehouse, run_date, listed_rows),
         migration=migration.gather(warehouse, run_date, top),
+        cross_zone=cross_zone.gather(reads, run_date, top),
     )
 
 

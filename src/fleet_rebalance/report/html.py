@@ -10,7 +10,14 @@ import pandas as pd
 from markupsafe import Markup
 
 from fleet_rebalance.filesystems import Location, write_bytes
-from fleet_rebalance.report import actions, group_sections, history_html, migration_html, svg
+from fleet_rebalance.report import (
+    actions,
+    cross_zone_html,
+    group_sections,
+    history_html,
+    migration_html,
+    svg,
+)
 from fleet_rebalance.report.facts import DayFacts, GroupRow
 from fleet_rebalance.report.page import (
     Links,
@@ -206,6 +213,7 @@ def render(f: DayFacts) -> str:
         first=[_attention(f, links), _changes(f, links)],
         history=None if f.history is None else history_html.render(f, f.history, links),
         migration=None if f.migration is None else migration_html.render(f.migration, links),
+        cross_zone=None if f.cross_zone is None else cross_zone_html.render(f.cross_zone, links),
         charts=_sections(f, links),
         groups=None if f.details is None else group_sections.render(f, f.details, links),
     )
