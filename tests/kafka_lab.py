@@ -309,7 +309,11 @@ class Lab:
 
     def settle(self, timeout_s: float = 120) -> None:
         """Wait until a capture stamped from now on shows every group the lab started
-        Stable with the members it runs (Empty when it runs none)."""
+        Stable with the members it runs (Empty when it runs none) in its state view, and
+        none of them rebalancing in its members view, taken seconds before: under load a
+        KIP-848 group's members view can show a member still waiting for its partitions
+        while the state view already says Stable, and the replay starts a group's
+        history at a capture whose views agree."""
         since = dt.datetime.now(dt.UTC).replace(microsecond=0)
         running = Counter(m.group for m in self.members.values())
         expected = {m.group: running.get(m.group, 0) for m in [*self.members.values(), *self.gone]}
@@ -320,10 +324,12 @@ class Lab:
             for stamp in sorted(p.name for p in captures.iterdir()) if captures.is_dir() else []:
                 at = dt.datetime.strptime(stamp, "%Y-%m-%dT%H%M%SZ").replace(tzinfo=dt.UTC)
                 state = captures / stamp / "consumer-groups-state.txt"
-                if at < since or not state.is_file():
+                members = captures / stamp / "consumer-groups-members.txt"
+                if at < since or not state.is_file() or not members.is_file():
                     continue
                 shown = group_states(state.read_text(errors="replace"))
-                if all(
+                moving = set(REBALANCING.findall(members.read_text(errors="replace")))
+                if not moving & set(expected) and all(
                     shown.get(g) == (("Stable", n) if n else ("Empty", 0))
                     for g, n in expected.items()
                 ):
@@ -457,6 +463,10 @@ class Lab:
             time.sleep(0.5)
         if pending:
             raise RuntimeError(f"lab brokers {sorted(pending)} did not start in {timeout_s} s")
+
+
+# Kafka's tools' warning for a group whose members are not settled (any view).
+REBALANCING = re.compile(r"Consumer group '([^']+)' is rebalancing\.")
 
 
 def group_states(text: str) -> dict[str, tuple[str, int]]:

@@ -510,6 +510,33 @@ def test_the_3_9_offsets_view_keeps_its_last_row_when_the_file_shows_the_layout(
     assert "a 3.8/3.9 offsets view of one group ends so too" in alone.quarantine[0]["reason"]
 
 
+# Kafka 3.9.2's `--describe --offsets --all-groups` on the live lab, cut to three groups:
+# the groups rebalancing print only their warning, and a block's last row is followed by
+# the next group's warning, not by a header (the blocks never touch).
+OFFSETS_392_REBALANCING = (
+    "\nWarning: Consumer group 'lab-coop' is rebalancing.\n"
+    "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  "
+    "           CONSUMER-ID                                        HOST            CLIENT-ID"
+    "\nlab-rdkafka     clicks          2          42              46              4    "
+    "           rdkafka-1c0a                                        /127.0.0.1      lab-rdkafka-1"
+    "\nWarning: Consumer group 'lab-roundrobin' is rebalancing.\n"
+    "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  "
+    "           CONSUMER-ID                                        HOST            CLIENT-ID"
+    "\nlab-stopped     audit           2          76              82              6    "
+    "           lab-stopped-1-0784                                  /127.0.0.1      lab-stopped-1"
+)
+
+
+def test_the_3_9_offsets_view_shows_its_layout_by_a_warning_after_a_row():
+    """Given 3.9.2's offsets view where every block is followed by a rebalancing group's
+    warning (live lab), Then the warning right after a row shows the "\\n" + row layout
+    and the last row, ending without a newline as printed, is read. Expected: both
+    rows, nothing quarantined."""
+    result = parse(OFFSETS_392_REBALANCING)
+    assert result.quarantine == []
+    assert [r["client_id"] for r in rows(result, "offsets")] == ["lab-rdkafka-1", "lab-stopped-1"]
+
+
 def test_a_json_line_whole_without_its_line_end_is_read():
     """A JSON line ends with its closing brace (JSON Lines allows a last line without
     a line end); one cut short is not JSON and is quarantined as such."""

@@ -66,21 +66,20 @@ def parse_describe(text_lines: list[str], result: ParseResult, context: ParseCon
             headers[index] = header
             note_unknown(header, result)
     result.structural += int(blank.sum()) + len(headers)
-    # 3.8/3.9 print each offsets line as "\n" + line (FORMATS 1.2): a block's header
-    # follows the last row above it with no blank line, and the file's last row ends
-    # without a newline as printed.
-    result.open_end |= any(
-        h > 0 and header.view == OFFSETS_VIEW and not blank[h - 1] and not is_header[h - 1]
-        for h, header in headers.items()
-    )
     warned = pc.match_substring(stripped, "is rebalancing.").to_numpy(zero_copy_only=False)
+    positions = np.arange(count)
+    header_at = np.maximum.accumulate(np.where(is_header, positions, -1))
+    # 3.8/3.9 print each offsets line as "\n" + line (FORMATS 1.2): what follows an
+    # offsets row (the next block's header, or a group's rebalancing warning) comes with
+    # no blank line between, and the file's last row ends without a newline as printed.
+    offsets_headers = [h for h, header in headers.items() if header.view == OFFSETS_VIEW]
+    offsets_row = ~(blank | is_header | warned) & np.isin(header_at, offsets_headers)
+    result.open_end |= bool(np.any((is_header[1:] | warned[1:]) & offsets_row[:-1]))
     result.rebalancing = {
         group
         for index in np.flatnonzero(warned)
         if (group := msg.rebalancing_group(text_lines[index].strip(BLANKS))) is not None
     }
-    positions = np.arange(count)
-    header_at = np.maximum.accumulate(np.where(is_header, positions, -1))
     segment = np.cumsum(blank | is_header)
     content = ~(blank | is_header)
     named = {} if context.get("group") else groups_from_messages(text_lines, content, headers)
