@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from chispa import assert_df_equality
 from pyspark.sql import Row
+from test_rack_aware_change import traffic
 from test_recommendations import DAY, context, declared, rollups
 
 from fleet_rebalance.config import MetricsConfig
@@ -68,14 +69,7 @@ def traffic_frame(spark):
             "cluster": "c",
             "group_id": group,
             "date": DAY,
-            "cross_zone_leader_bytes": leader,
-            "cross_zone_follower_bytes": follower,
-            "partitions_read": 8,
-            "partitions_cross_zone_leader": 3,
-            "price_per_gb": 0.02,
-            "protocol": protocol,
-            "rack_aware_assignor": assignor,
-            "rack_aware_saving_bytes": saving,
+            **traffic(protocol, assignor, saving, leader, follower),
         }
         rows.append(Row(**({f.name: None for f in schema.fields} | cells)))
     return spark.createDataFrame(rows, schema)
