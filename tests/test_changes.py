@@ -395,21 +395,24 @@ def test_a_migration_agrees_with_the_migration_plan():
     )
 
 
+# Static membership as recommendations chose it: six session-timeout rebalances saved.
+STATIC = {
+    "change_kind": "static_membership",
+    "declared_assignor": "range",
+    "rebalances_saved": 6,
+    "paused_partition_seconds_saved": 216.0,
+    "paused_partitions_saved": 72,
+    "messages_delayed_saved": 5400,
+}
+
+
 def test_the_larger_saving_wins_and_equal_savings_take_the_cheaper_change():
     """Given: static membership (from the recommendation) saving the same six session
     timeout rebalances as the session-timeout change. Then: the config change (cheaper);
     with static membership saving more, static membership."""
     events = stalls(["c-1", "c-2", "c-3"], [50, 66, 53])
-    static = {
-        "change_kind": "static_membership",
-        "declared_assignor": "range",
-        "rebalances_saved": 6,
-        "paused_partition_seconds_saved": 216.0,
-        "paused_partitions_saved": 72,
-        "messages_delayed_saved": 5400,
-    }
-    assert decide(static, events, [], LIMITS)["change_kind"] == "consumer_config"
-    more = {**static, "rebalances_saved": 9, "paused_partition_seconds_saved": 324.0}
+    assert decide(STATIC, events, [], LIMITS)["change_kind"] == "consumer_config"
+    more = {**STATIC, "rebalances_saved": 9, "paused_partition_seconds_saved": 324.0}
     assert decide(more, events, [], LIMITS) == {
         "change_kind": "static_membership",
         "changed_assignor": False,

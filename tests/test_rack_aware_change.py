@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from types import SimpleNamespace
 
+from test_changes import STATIC
+
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.metrics.changes import GroupFacts, Limits, decide
 from fleet_rebalance.pipeline import gold
@@ -260,14 +262,6 @@ def test_a_fault_comes_first_whatever_the_cross_zone_saving():
     assert "cross_zone_bytes_saved" not in got
 
 
-STATIC = {
-    "change_kind": "static_membership",
-    "declared_assignor": "range",
-    "rebalances_saved": 6,
-    "paused_partition_seconds_saved": 216.0,
-    "paused_partitions_saved": 72,
-    "messages_delayed_saved": 5400,
-}
 RESTARTS = [{"event_seq": i, "cause": "deploy_restart"} for i in range(2, 8)]
 
 

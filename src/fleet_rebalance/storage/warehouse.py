@@ -141,7 +141,6 @@ class Reads:
     def __init__(self, warehouse: Warehouse) -> None:
         self.warehouse = warehouse
         self.frames: dict[tuple[str, str, tuple[dt.date, ...]], DataFrame] = {}
-        self.cached: list[DataFrame] = []
 
     def __call__(self, name: str, column: str, *days: dt.date) -> DataFrame:
         key = (name, column, days)
@@ -149,20 +148,16 @@ class Reads:
         if frame is None:
             frame = self.frames[key] = self.warehouse.read(name, where={column: list(days)})
         elif not frame.is_cached:
-            self.cached.append(frame.persist())
+            frame.persist()
         return frame
 
     def wrote(self, name: str, column: str, day: dt.date, frame: DataFrame) -> None:
         """The run wrote `frame` (cached) as `name`'s rows of `day`."""
         for key in [key for key in self.frames if key[0] == name]:
-            old = self.frames.pop(key)
-            if old.is_cached:
-                old.unpersist()
-                self.cached.remove(old)
+            self.frames.pop(key).unpersist()
         self.frames[(name, column, (day,))] = frame
-        self.cached.append(frame)
 
     def release(self) -> None:
-        for frame in self.cached:
+        for frame in self.frames.values():
             frame.unpersist()
-        self.cached.clear()
+        self.frames.clear()
