@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,16 +307,25 @@ class Lab:
         with self._lock, self.truth.open("a", encoding="utf-8") as out:
             out.write(json.dumps(row, sort_keys=True) + "\n")
 
-    def settle(self, timeout_s: float = 120) -> None:
+    def settle(self, timeout_s: float = 120, grown: tuple[str, int] | None = None) -> None:
         """Wait until a capture stamped from now on shows every group the lab started
         Stable with the members it runs (Empty when it runs none) in its state view, and
         none of them rebalancing in its members view, taken seconds before: under load a
         KIP-848 group's members view can show a member still waiting for its partitions
         while the state view already says Stable, and the replay starts a group's
-        history at a capture whose views agree."""
+        history at a capture whose views agree.
+        `grown` (topic, partitions): also wait until the offsets view shows each running
+        group that reads the topic owning every partition. A classic group is Stable
+        until its leader's metadata refresh sees the new partitions; under load that can
+        take longer than the lab's pause, and the next phase may stop the leader first."""
         since = dt.datetime.now(dt.UTC).replace(microsecond=0)
         running = Counter(m.group for m in self.members.values())
         expected = {m.group: running.get(m.group, 0) for m in [*self.members.values(), *self.gone]}
+        readers = (
+            {m.group for m in self.members.values() if grown[0] in m.topics.split(",")}
+            if grown
+            else set()
+        )
         deadline = time.monotonic() + timeout_s
         shown: dict[str, tuple[str, int]] = {}
         while time.monotonic() < deadline:
@@ -329,9 +338,17 @@ class Lab:
                     continue
                 shown = group_states(state.read_text(errors="replace"))
                 moving = set(REBALANCING.findall(members.read_text(errors="replace")))
-                if not moving & set(expected) and all(
-                    shown.get(g) == (("Stable", n) if n else ("Empty", 0))
-                    for g, n in expected.items()
+                offsets = captures / stamp / "consumer-groups-offsets.txt"
+                owned = owned_partitions(self._read(offsets), grown[0]) if grown else {}
+                if (
+                    not moving & set(expected)
+                    and all(
+                        shown.get(g) == (("Stable", n) if n else ("Empty", 0))
+                        for g, n in expected.items()
+                    )
+                    and (
+                        grown is None or all(owned.get(g) == set(range(grown[1])) for g in readers)
+                    )
                 ):
                     self.record("settled", None, capture=stamp)
                     return
@@ -476,6 +493,17 @@ def group_states(text: str) -> dict[str, tuple[str, int]]:
         fields = line.split()
         if len(fields) >= 4 and fields[-1].isdigit() and fields[0] != "GROUP":
             found[fields[0]] = (fields[-2], int(fields[-1]))
+    return found
+
+
+def owned_partitions(text: str, topic: str) -> dict[str, set[int]]:
+    """group -> the topic's partitions a member owns, from a `--describe --offsets` view
+    (a row whose CONSUMER-ID is "-" has a committed offset and no owner)."""
+    found: dict[str, set[int]] = defaultdict(set)
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[1] == topic and fields[2].isdigit() and fields[6] != "-":
+            found[fields[0]].add(int(fields[2]))
     return found
 
 
@@ -694,8 +722,7 @@ def run_scenario(lab: Lab) -> None:
 
     # The topic every classic group (and the consumer-protocol group) reads grows.
     lab.add_partitions(*ADDED_PARTITIONS)
-    time.sleep(5)  # the clients see it on their next metadata refresh (3 s)
-    lab.settle()
+    lab.settle(grown=ADDED_PARTITIONS)
 
     # Past the session timeout: a member frozen (SIGSTOP, then SIGCONT) longer than it,
     # and a static member down longer than its own.
