@@ -64,14 +64,21 @@ JVM_OPTS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Duser.t
 # lower bound), and its librdkafka clients' client.ids.
 LAB_CLIENT_LIBRARIES = {"lab-rdkafka-*": "librdkafka"}
 LAB_METRICS = {"session_timeout_ms": SESSION_MS, "client_libraries": LAB_CLIENT_LIBRARIES}
+# Every lab consumer runs on this host (servers and clients on 127.0.0.1 only), so the
+# lab's zone map puts them all in rack-1, node 1's broker.rack; nodes 2 and 3 are the
+# other zones. cross_zone_traffic then has zones for every read (test_kafka_lab).
+LAB_CONSUMER_ZONE = "rack-1"
+LAB_ZONES = {"consumer_cidrs": {"127.0.0.1/32": LAB_CONSUMER_ZONE}}
 
 
 def lab_conf(root: Path) -> Path:
-    """conf/local.yaml with LAB_METRICS, written to <root>/lab.yaml for spark-submit."""
+    """conf/local.yaml with LAB_METRICS and LAB_ZONES, written to <root>/lab.yaml for
+    spark-submit."""
     import yaml
 
     conf = yaml.safe_load((PROJECT / "conf" / "local.yaml").read_text())
     conf["metrics"].update(LAB_METRICS)
+    conf["zones"] = LAB_ZONES
     path = root / "lab.yaml"
     path.write_text(yaml.safe_dump(conf, sort_keys=False))
     return path

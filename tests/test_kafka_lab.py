@@ -24,7 +24,15 @@ import pandas as pd
 import pytest
 from advice_checks import problems
 from deltalake import DeltaTable
-from kafka_lab import LAB_CLIENT_LIBRARIES, LINES, SESSION_MS, run_scenario, running_lab
+from kafka_lab import (
+    LAB_CLIENT_LIBRARIES,
+    LAB_CONSUMER_ZONE,
+    LAB_ZONES,
+    LINES,
+    SESSION_MS,
+    run_scenario,
+    running_lab,
+)
 from lab_checks import Truth, compare, read_truth
 
 from fleet_rebalance.capture.coordinator_log import NO_FACT, UNKNOWN_LINE, UNMATCHED_GROUP_LINE
@@ -85,7 +93,7 @@ def nightlies(spark, tmp_path_factory) -> Callable[[tuple[Path, ...]], Path]:
     """nightly(roots): the warehouse of one nightly per capture date over the labs at
     `roots`, the tools' captures and fleet-capture's (as AGENT's cluster) beside each
     other; each set of roots runs once."""
-    from fleet_rebalance.config import Config, MetricsConfig
+    from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
     from fleet_rebalance.date_span import capture_dates
     from fleet_rebalance.pipeline.nightly import run_steps
 
@@ -104,6 +112,7 @@ def nightlies(spark, tmp_path_factory) -> Callable[[tuple[Path, ...]], Path]:
                 metrics=MetricsConfig(
                     session_timeout_ms=SESSION_MS, client_libraries=LAB_CLIENT_LIBRARIES
                 ),
+                zones=ZonesConfig(**LAB_ZONES),
             )
             for date in capture_dates(config):
                 run_steps(spark, config, date)
@@ -236,6 +245,69 @@ def test_rebalances_are_the_brokers_generations_with_the_scripts_causes(lab):
     }  # fmt: skip
     # Logged generations a capture never saw are rebalances too.
     assert (events["source"] == "logs").sum() > 0
+
+
+def test_cross_zone_reads_are_the_brokers_placement(lab):
+    """Every lab consumer is in LAB_CONSUMER_ZONE (one host); each broker's zone is the
+    broker.rack its brokers view gives. A group reads a partition across zones from the
+    leader when it read records of it (its committed offset grew between two of its
+    captures) while owned and led by a broker in another zone; with follower fetching,
+    never (three replicas, one per zone, all in sync). Bytes come from the log-dir sizes
+    the tools captured; fleet-capture's snapshots carry none, so theirs are unknown. The
+    recordings predate the brokers view: no broker's zone is known, so no row."""
+    for agent in (False, True):
+        traffic = lab.table("cross_zone_traffic", agent).set_index("group_id")
+        brokers = lab.table("brokers", agent)
+        if not lab.live:
+            assert brokers.empty and traffic.empty
+            continue
+        racks = brokers.sort_values("captured_at").groupby("broker")["rack"].last().to_dict()
+        assert sorted(racks.values()) == ["rack-1", "rack-2", "rack-3"]
+        expected = _cross_zone_partitions(
+            lab.table("offsets", agent), lab.table("members", agent),
+            lab.table("topic_partitions", agent), racks,
+        )  # fmt: skip
+        read = traffic[traffic["read_records"] > 0]
+        assert read["partitions_cross_zone_leader"].to_dict() == {
+            g: expected.get(g, 0) for g in read.index
+        }
+        assert sum(expected.values()) > 0 and set(expected) <= set(read.index)
+        assert (read["partitions_cross_zone_follower"] == 0).all()
+        assert (traffic[["members_unknown_zone", "unknown_zone_bytes"]] == 0).all().all()
+        if agent:
+            assert (read["size_unknown_records"] == read["read_records"]).all()
+        else:
+            assert (read[["size_unknown_records", "estimated_bytes"]] == 0).all().all()
+            assert (read["read_bytes"] > 0).all()
+
+
+def _cross_zone_partitions(
+    offsets: pd.DataFrame, members: pd.DataFrame, placement: pd.DataFrame, racks: dict
+) -> dict[str, int]:
+    """group -> partitions read across zones from the leader, from the bronze rows."""
+    assigned = {
+        (r.group_id, r.captured_at, tp["topic"], tp["partition"])
+        for r in members.itertuples()
+        for tp in (r.assignment if r.assignment is not None else [])
+    }
+    placement = placement.sort_values("captured_at")
+    crossed: dict[str, set] = {}
+    for (group, topic, partition), rows in offsets.groupby(["group_id", "topic", "partition"]):
+        rows = rows.sort_values("captured_at")
+        for a, b in zip(rows.itertuples(), rows.iloc[1:].itertuples(), strict=False):
+            if pd.isna(a.current_offset) or pd.isna(b.current_offset):
+                continue
+            key = (group, a.captured_at, topic, partition)
+            owned = pd.notna(a.consumer_id) or key in assigned
+            led = placement[
+                (placement["topic"] == topic)
+                & (placement["partition"] == partition)
+                & (placement["captured_at"] <= a.captured_at)
+            ]["leader"]
+            crosses = len(led) and racks[led.iloc[-1]] != LAB_CONSUMER_ZONE
+            if b.current_offset > a.current_offset and owned and crosses:
+                crossed.setdefault(group, set()).add((topic, partition))
+    return {g: len(parts) for g, parts in crossed.items()}
 
 
 def test_the_advice_never_contradicts_the_tables(lab):
