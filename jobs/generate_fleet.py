@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from fleet_rebalance.cli.run_job import run_job
+from fleet_rebalance.generate.cross_zone_truth import cross_zone_path
 from fleet_rebalance.generate.fleet import FleetSpec, truth_path, write_fleet
 
 log = logging.getLogger("fleet_rebalance.generate")
@@ -29,11 +30,13 @@ def main(args: argparse.Namespace) -> int:
         shutil.rmtree(out)
     written = write_fleet(spec, out)
     log.info(
-        "wrote %d captures in %d files under %s, and every generation they went through in %s",
+        "wrote %d captures in %d files under %s, every generation they went through in %s "
+        "and each group's reads across zones in %s",
         written["captures"],
         written["files"],
         out,
         truth_path(out),
+        cross_zone_path(out),
     )
     return 0
 

@@ -17,6 +17,7 @@ from deltalake import DeltaTable
 
 from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
 from fleet_rebalance.generate.fleet import PROFILES, FleetSpec
+from fleet_rebalance.generate.zones import CONSUMER_CIDRS
 
 pytestmark = pytest.mark.spark
 # Every profile once per cluster (static_restart and idle included), one cluster per
@@ -107,22 +108,11 @@ def test_samples_changes_on_noise_are_keep(sample_nightlies):
     )
 
 
-# small_fleet_nightly's fleet placed in zones by the conf (its captures carry no rack):
-# each cluster's brokers as the generator racks them (broker b in az{b % 3 + 1}), its
-# consumers' hosts (10.<release>.x.y) split between az1 and az2, a record size for every
-# topic; and a rack_aware threshold of 1 MB a day, so the generator's few hours of reads
-# make rack_aware compete with every other change.
-ZONES = ZonesConfig(
-    brokers={
-        c: {b: f"az{b % 3 + 1}" for b in range(1, 6)} for c in ("prod-east", "prod-west", "lab")
-    },
-    consumer_cidrs={
-        f"10.{release}.{start}.0/17": zone
-        for release in range(3)
-        for start, zone in ((0, "az1"), (128, "az2"))
-    },
-    default_record_bytes=1000,
-)
+# small_fleet_nightly's fleet placed in zones: its captures carry the brokers' racks and
+# the replicas' sizes, the conf maps its consumers' subnets to their zones (as
+# conf/local.yaml does); and a rack_aware threshold of 1 MB a day, so the generator's few
+# hours of reads make rack_aware compete with every other change.
+ZONES = ZonesConfig(consumer_cidrs=CONSUMER_CIDRS)
 ZONED_METRICS = MetricsConfig(change_min_cross_zone_gb_saved=0.001)
 
 

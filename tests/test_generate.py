@@ -7,7 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from fleet_rebalance.capture import parse_capture
-from fleet_rebalance.generate.fleet import Fleet, FleetSpec, write_fleet
+from fleet_rebalance.generate.cross_zone_truth import cross_zone_path
+from fleet_rebalance.generate.fleet import Fleet, FleetSpec, truth_path, write_fleet
 
 SPEC = FleetSpec(
     clusters=3,
@@ -32,6 +33,8 @@ def test_same_seed_same_bytes(tmp_path):
     write_fleet(SPEC, tmp_path / "a")
     write_fleet(SPEC, tmp_path / "b")
     assert files(tmp_path / "a") == files(tmp_path / "b")
+    for beside in (truth_path, cross_zone_path):  # the truths, beside the captures
+        assert beside(tmp_path / "a").read_bytes() == beside(tmp_path / "b").read_bytes()
 
 
 def test_every_generated_file_parses_and_reconciles(tmp_path):
@@ -46,7 +49,16 @@ def test_every_generated_file_parses_and_reconciles(tmp_path):
         reasons.update(q["reason"] for q in result.quarantine)
         events.update(r["event"] for r in result.records("coordinator_events"))
     assert written["files"] == sum(kinds.values())
-    assert set(kinds) == {"offsets", "members", "state", "topics", "coordinator_log", "unknown"}
+    assert set(kinds) == {
+        "offsets",
+        "members",
+        "state",
+        "topics",
+        "brokers",
+        "log_dirs",
+        "coordinator_log",
+        "unknown",
+    }
     assert kinds["unknown"] == 1  # the empty file: no content, no kind
     # one deliberate failed capture (an empty file); nothing else is quarantined
     assert statuses["failed_capture"] == 1

@@ -16,6 +16,7 @@ from chromium import Chromium, browser
 
 from fleet_rebalance.config import Config, ZonesConfig
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+from fleet_rebalance.generate.zones import CONSUMER_CIDRS
 from fleet_rebalance.metrics.rack_aware_rules import gb, money
 from fleet_rebalance.pipeline.nightly import report, run_steps
 from fleet_rebalance.report import history
@@ -29,17 +30,11 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 PROJECT = Path(__file__).resolve().parent.parent
 DAYS = [dt.date(2026, 11, 19), dt.date(2026, 11, 20), dt.date(2026, 11, 21)]
 LAST = DAYS[-1]
-# The generated day's brokers (generate/fleet.py: broker b in az{b % 3 + 1}) and its
-# consumers' hosts (10.<cluster's release index>.x.y, so each cluster's consumers share a
-# zone and read across zones from two leaders in three): the cross-zone section has rows.
-ZONES = ZonesConfig(
-    brokers={
-        cluster: {b: f"az{b % 3 + 1}" for b in range(1, 4 + i)}
-        for i, cluster in enumerate(("prod-east", "prod-west", "lab"))
-    },
-    consumer_cidrs={f"10.{v}.0.0/16": f"az{v + 1}" for v in range(3)},
-    default_record_bytes=1000,
-)
+# The generated day's captures carry its brokers' racks and replicas' sizes; the conf
+# places its consumers by their subnets (generate/zones.py, as conf/local.yaml does), and
+# the consumers of one prod-east group all sit in one zone: the cross-zone section has
+# rows. data/sample's days have no racks: no rows.
+ZONES = ZonesConfig(consumer_cidrs=CONSUMER_CIDRS)
 
 
 @pytest.fixture(scope="module")

@@ -7,23 +7,27 @@ up a new topic, static members restarting without a rebalance, idle (Empty) grou
 captures taken mid-rebalance. Assignments come from our own assignors with each group's
 strategy; produce rates per partition come from Zipf-distributed keys placed by Kafka's
 default partitioner (murmur2), and lag follows each member's consumption capacity.
+Brokers and consumers run in zones (generate/zones.py), and every capture holds the
+brokers' views that cross-zone traffic is measured with (generate/broker_views.py).
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import itertools
 import json
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
 from fleet_rebalance.assignors.java import java_abs, string_hash
-from fleet_rebalance.generate import render
+from fleet_rebalance.assignors.types import PartitionRacks
+from fleet_rebalance.generate import broker_views, render, zones
 from fleet_rebalance.generate.coordinator_lines import (
     STEP,
     SYNC,
@@ -31,6 +35,7 @@ from fleet_rebalance.generate.coordinator_lines import (
     LeavingMember,
     housekeeping,
 )
+from fleet_rebalance.generate.cross_zone_truth import CrossZoneTruth, cross_zone_path
 from fleet_rebalance.generate.partitioner import partition_for
 from fleet_rebalance.generate.replicas import assign_replicas_to_brokers
 from fleet_rebalance.generate.share_streams import write_share_streams
@@ -91,6 +96,17 @@ CLASSIC = (("range", 3), ("cooperative-sticky", 3), ("sticky", 1), ("roundrobin"
 OFFSETS_TOPIC_PARTITIONS = 50
 KEYS = 500
 REGEX_PREFIX = "events-"
+# Where a group's consumers run (generate/zones.py): in zones drawn from the seed, except
+# two groups of the first cluster that show both sides of cross-zone traffic. Its first
+# (stable) group is rack-aware: its members set client.rack and its assignor places
+# them (KIP-881) so that each reads only partitions led in its own zone. Its second
+# (rolling_deploy) group runs every consumer in the cluster's first zone, so it reads
+# most partitions across zones, which a rack-aware assignment would save.
+ZonePlan = Literal["drawn", "rack_aware", "one_zone"]
+ZONE_PLANS: dict[tuple[int, int], ZonePlan] = {(0, 0): "rack_aware", (0, 1): "one_zone"}
+ONE_ZONE = 0  # the zone of a one_zone group: its cluster's first
+BROKERS_FILE = "brokers.txt"
+LOG_DIRS_FILE = "log-dirs.txt"
 
 
 @dataclass(frozen=True)
@@ -147,6 +163,11 @@ class Member:
     capacity: float
     owned: list[TopicPartition] = field(default_factory=list)
 
+    @property
+    def zone(self) -> str | None:
+        """The zone whose subnet holds the member's host (generate/zones.py)."""
+        return zones.host_zone(self.host)
+
 
 @dataclass
 class Group:
@@ -166,6 +187,7 @@ class Group:
     returning: list[Member] = field(default_factory=list)
     # The client id of the pod that crash-loops (crash_loop).
     crash_client: str | None = None
+    zone_plan: ZonePlan = "drawn"
 
     @property
     def offsets_partition(self) -> int:
@@ -175,8 +197,9 @@ class Group:
 @dataclass
 class Cluster:
     name: str
+    index: int
     version: render.KafkaVersion
-    brokers: dict[int, str]
+    brokers: dict[int, str]  # broker id -> its zone (broker.rack)
     topics: dict[str, int]
     topic_ids: dict[str, str]
     rates: dict[str, float]
@@ -233,6 +256,9 @@ class Fleet:
     def __init__(self, spec: FleetSpec) -> None:
         self.spec = spec
         self.rng = random.Random(spec.seed)
+        # Consumers' zones come from a stream of their own, so drawing them left every
+        # other choice of the fleet as it was.
+        self._zone_rng = random.Random(f"{spec.seed}/zones")
         self._shares: dict[tuple[str, int], list[float]] = {}
         self.rebalances: list[Rebalance] = []
         self.clusters = [self._cluster(i) for i in range(spec.clusters)]
@@ -244,12 +270,13 @@ class Fleet:
     def _cluster(self, index: int) -> Cluster:
         version = VERSIONS[index % len(VERSIONS)]
         name = ("prod-east", "prod-west", "lab")[index] if index < 3 else f"cluster-{index}"
-        brokers = {b: f"az{b % 3 + 1}" for b in range(1, 4 + index % 3)}
+        brokers = {b: zones.broker_zone(index, b) for b in range(1, 4 + index % 3)}
         topic_names = topic_names_for(self.spec)
         topics = {t: self.rng.choice([3, 6, 6, 8, 12, 12, 24]) for t in topic_names}
         topics[f"{REGEX_PREFIX}web"] = 6
         cluster = Cluster(
             name=name,
+            index=index,
             version=version,
             brokers=brokers,
             topics=topics,
@@ -280,7 +307,14 @@ class Fleet:
             f"{self.rng.choice(['orders', 'billing', 'search', 'fraud', 'audit'])}-"
             f"{self.rng.choice(['processor', 'enricher', 'archiver', 'indexer'])}-{index}"
         )
-        group = Group(name=name, strategy=strategy, kip848=kip848, profile=profile, topics=topics)
+        group = Group(
+            name=name,
+            strategy=strategy,
+            kip848=kip848,
+            profile=profile,
+            topics=topics,
+            zone_plan=ZONE_PLANS.get((cluster.index, index), "drawn"),
+        )
         for tp in self._partitions_of(cluster, topics):
             group.committed[tp] = cluster.end_offsets[tp] - self.rng.randint(0, 5000)
         if profile != "idle":
@@ -288,6 +322,8 @@ class Fleet:
                 self._add_member(cluster, group, static=profile == "static_restart")
             if profile == "crash_loop":
                 group.crash_client = next(iter(group.members.values())).client_id
+            if group.zone_plan == "rack_aware":
+                self._place_rack_aware(cluster, group)
             first = min(group.members)
             coordinator = self._coordinator(cluster, group)
             self._rebalance(
@@ -337,10 +373,13 @@ class Fleet:
         share = (0.35, 0.9) if group.profile == "autoscale" else (0.8, 1.6)
         member_id = self._member_id(group, client_id, instance)
         if host is None:
-            host = (
-                f"/10.{VERSIONS.index(cluster.version)}.{self.rng.randint(0, 255)}."
-                f"{self.rng.randint(1, 254)}"
+            third, fourth = self.rng.randint(0, 255), self.rng.randint(1, 254)
+            zone = (
+                ONE_ZONE
+                if group.zone_plan == "one_zone"
+                else self._zone_rng.randrange(len(zones.ZONE_SUFFIXES))
             )
+            host = zones.consumer_host(cluster.index, zone, third, fourth)
         member = Member(
             member_id=member_id,
             instance_id=instance,
@@ -440,19 +479,14 @@ class Fleet:
         start), assigned with the group's strategy; a cooperative classic group whose
         first round revoked partitions rebalances again for them (KIP-429). Returns when
         the last round ended."""
-        counts = {t: cluster.topics[t] for t in group.topics if t in cluster.topics}
+        counts = self._counts(cluster, group)
         assignor = get_assignor(group.strategy)
-        subs = {
-            m: Subscription(
-                group.topics,
-                member.owned,
-                group.generation,
-                member.instance_id,
-                cluster.brokers.get(1),
-            )
-            for m, member in group.members.items()
-        }
-        result = assignor.assign(counts, subs)
+        racks: PartitionRacks | None = None
+        zone_of: dict[str, str | None] | None = None
+        if group.zone_plan == "rack_aware":
+            racks = self._leader_racks(cluster, counts)
+            zone_of = {m: member.zone for m, member in group.members.items()}
+        result = assignor.assign(counts, self._subscriptions(cluster, group, zone_of), racks)
         revoking = sorted(
             k for k, m in group.members.items() if set(m.owned) - set(result.get(k, ()))
         )
@@ -487,6 +521,65 @@ class Fleet:
             again = f"{how}; client reason: {REVOKED}"
             end = self._rebalance(cluster, group, end + FOLLOW_UP, again, cause, follow_up=True)
         return end
+
+    @staticmethod
+    def _counts(cluster: Cluster, group: Group) -> dict[str, int]:
+        return {t: cluster.topics[t] for t in group.topics if t in cluster.topics}
+
+    @staticmethod
+    def _subscriptions(
+        cluster: Cluster, group: Group, zone_of: Mapping[str, str | None] | None
+    ) -> dict[str, Subscription]:
+        """Each member's JoinGroup metadata; `zone_of`: the client.rack of a rack_aware
+        group's members. Any other member carries broker 1's zone, which no assignor reads
+        without the partitions' racks."""
+        return {
+            m: Subscription(
+                group.topics,
+                member.owned,
+                group.generation,
+                member.instance_id,
+                zone_of[m] if zone_of is not None else cluster.brokers.get(1),
+            )
+            for m, member in group.members.items()
+        }
+
+    @staticmethod
+    def _leader_racks(cluster: Cluster, counts: Mapping[str, int]) -> PartitionRacks:
+        """Each partition's rack as a rack_aware group's assignor is told it: its leader's
+        zone. KIP-881 matches a member's client.rack with any replica's rack; a cluster
+        whose partitions each have a replica in every zone would match everything, so the
+        group is racked by where it reads from without follower fetching, the leader."""
+        return {
+            TopicPartition(topic, p): frozenset({cluster.brokers[replicas[0]]})
+            for topic, count in counts.items()
+            for p, replicas in Fleet._replicas(cluster, topic, count).items()
+        }
+
+    def _place_rack_aware(self, cluster: Cluster, group: Group) -> None:
+        """Moves a rack_aware group's members to the zones in which its assignor, racked
+        (_leader_racks), gives each only partitions led in its own zone: the first such
+        choice in a fixed order (members sorted, zones in order), else the first with the
+        fewest partitions read across zones (fewer members than zones led from, or an
+        assignor without rack awareness: roundrobin). Hosts keep their place in the /18."""
+        members = sorted(group.members)
+        counts = self._counts(cluster, group)
+        racks = self._leader_racks(cluster, counts)
+        assignor = get_assignor(group.strategy)
+        names = zones.cluster_zones(cluster.index)
+        best: tuple[int, tuple[int, ...]] | None = None
+        for choice in itertools.product(range(len(names)), repeat=len(members)):
+            zone_of = {m: names[z] for m, z in zip(members, choice, strict=True)}
+            result = assignor.assign(counts, self._subscriptions(cluster, group, zone_of), racks)
+            crossing = sum(zone_of[m] not in racks[tp] for m, tps in result.items() for tp in tps)
+            if best is None or crossing < best[0]:
+                best = (crossing, choice)
+            if crossing == 0:
+                break
+        if best is None:
+            return
+        for m, z in zip(members, best[1], strict=True):
+            group.members[m].host = zones.moved_to_zone(group.members[m].host, z)
 
     def _join(
         self, cluster: Cluster, group: Group, member: Member, at: dt.datetime, cause: str
@@ -751,14 +844,30 @@ class Fleet:
 
     def topic_view(self, cluster: Cluster) -> dict[str, render.TopicView]:
         topics = {}
-        ids = sorted(cluster.brokers)
         for name, count in cluster.topics.items():
-            replicas = assign_replicas_to_brokers(
-                ids, count, min(3, len(ids)), fixed_start_index=len(name) % len(ids)
-            )
+            replicas = self._replicas(cluster, name, count)
             isr = {p: list(r) for p, r in replicas.items()}
             topics[name] = render.TopicView(cluster.topic_ids[name], replicas, isr)
         return topics
+
+    @staticmethod
+    def _replicas(cluster: Cluster, topic: str, count: int) -> dict[int, list[int]]:
+        """A topic's replicas, the leader first: Kafka's rack-unaware placement from a
+        start fixed by the topic's name, so leaders go round the brokers, and zones."""
+        ids = sorted(cluster.brokers)
+        return assign_replicas_to_brokers(
+            ids, count, min(3, len(ids)), fixed_start_index=len(topic) % len(ids)
+        )
+
+    def replica_sizes(self, cluster: Cluster) -> dict[tuple[str, int], int]:
+        """Each partition's bytes on disk (generate/broker_views.py): every record it
+        took, at its topic's bytes per record."""
+        return {
+            (topic, p): math.floor(cluster.end_offsets.get(TopicPartition(topic, p), 0.0))
+            * broker_views.record_bytes(self.spec.seed, cluster.name, topic)
+            for topic, count in cluster.topics.items()
+            for p in range(count)
+        }
 
 
 def _pattern_rejoin(version: render.KafkaVersion, group: Group) -> str:
@@ -788,29 +897,51 @@ def truth_path(out: Path) -> Path:
 
 
 def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
-    """Write every capture and broker log of the simulated fleet under out, and every
-    generation it went through (truth_path) with whether its log was collected."""
+    """Write every capture and broker log of the simulated fleet under out, every
+    generation it went through (truth_path) with whether its log was collected, and each
+    group's reads of each date across zones (cross_zone_path)."""
     fleet = Fleet(spec)
     written = {"captures": 0, "files": 0}
     failed_once = False
     end = spec.start
     taken: list[tuple[dt.datetime, str, str, list[int]]] = []
+    cross_zone = CrossZoneTruth(spec.seed)
+    racks_hour: dict[str, dt.datetime] = {}
     for at, cluster in fleet.captures():
         end = at
         taken.append((at, cluster.name, cluster.version, sorted(cluster.brokers)))
         folder = out / cluster.name / "captures" / at.strftime("%Y-%m-%dT%H%MZ")
         folder.mkdir(parents=True, exist_ok=True)
         views = fleet.group_views(cluster, at)
+        topics = fleet.topic_view(cluster)
         files = {
             "consumer-groups-offsets.txt": render.offsets_view(views, cluster.version),
             "consumer-groups-members.txt": render.members_view(views, cluster.version),
             "consumer-groups-state.txt": render.state_view(views, cluster.version),
+            LOG_DIRS_FILE: broker_views.log_dirs_view(
+                sorted(cluster.brokers), topics, fleet.replica_sizes(cluster)
+            ),
         }
         if at.minute == 0:
-            files["topics.txt"] = render.topics_view(fleet.topic_view(cluster), cluster.version)
-        if not failed_once and at.hour == 3 and cluster.version == "3.9":
+            files["topics.txt"] = render.topics_view(topics, cluster.version)
+        opening = at.replace(minute=0, second=0, microsecond=0)
+        if racks_hour.get(cluster.name) != opening:  # racks change only with a restart
+            racks_hour[cluster.name] = opening
+            files[BROKERS_FILE] = broker_views.brokers_view(
+                cluster.name, cluster.brokers, cluster.version
+            )
+        failed = not failed_once and at.hour == 3 and cluster.version == "3.9"
+        if failed:
             files["consumer-groups-offsets.txt"] = ""  # a failed capture: an empty file
             failed_once = True
+        cross_zone.capture(
+            at,
+            cluster.name,
+            cluster.brokers,
+            views,
+            topics if "topics.txt" in files else None,
+            offsets_captured=not failed,
+        )
         for name, text in files.items():
             (folder / name).write_text(text, encoding="utf-8")
             written["files"] += 1
@@ -838,10 +969,13 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
                 )
                 written["files"] += 1
     gap_cluster = fleet.clusters[2].name if len(fleet.clusters) > 2 else None
-    with truth_path(out).open("w", encoding="utf-8") as truth:
+    with truth_path(out).open("w", encoding="utf-8") as generations:
         for r in fleet.rebalances:
             logged = not (r.cluster == gap_cluster and r.started_at.strftime("%Y-%m-%d-%H") == gap)
-            truth.write(json.dumps(r.as_json(logged), sort_keys=True) + "\n")
+            generations.write(json.dumps(r.as_json(logged), sort_keys=True) + "\n")
+    with cross_zone_path(out).open("w", encoding="utf-8") as reads:
+        for row in cross_zone.records():
+            reads.write(json.dumps(row, sort_keys=True) + "\n")
     return written
 
 
