@@ -279,7 +279,7 @@ def fleet_shape(warehouse: Path | str, groups: int, options: dict | None = None)
     )
 
 
-def generate(raw: Path, size: int, interval_minutes: int) -> None:
+def generate(raw: Path, size: int, interval_minutes: int, zones: bool = False) -> None:
     started = time.monotonic()
     spec = FleetSpec(
         groups_per_cluster=-(-size // 3),
@@ -290,6 +290,7 @@ def generate(raw: Path, size: int, interval_minutes: int) -> None:
         # (so work per group does not grow with the fleet).
         topics_per_group=(1, 1, 1, 2),
         groups_per_topic=3,
+        broker_views=zones,
     )
     written = write_fleet(spec, raw)
     print(f"{size} groups: generated {written} in {time.monotonic() - started:.0f}s")
@@ -373,6 +374,12 @@ def main() -> int:
         help="a fleet this small measures the per-run costs (0: no baseline run)",
     )
     parser.add_argument("--pin", action="store_true", help="run local[N] on N CPUs")
+    parser.add_argument(
+        "--zones",
+        action="store_true",
+        help="the fleets also capture the brokers' racks and log-dir sizes, so the nightly "
+        "measures cross_zone_traffic (conf/local.yaml zones the generated consumers)",
+    )
     parser.add_argument("--workdir", help="keep generated data here (default: a temp dir)")
     parser.add_argument(
         "--storage",
@@ -399,9 +406,9 @@ def main() -> int:
         with contextlib.ExitStack() as stack:
             s3 = stack.enter_context(s3_store()) if "s3" in storages else None
             for size in baseline + sizes:
-                raw = root / f"raw-{size}"
+                raw = root / (f"raw-{size}-zones" if args.zones else f"raw-{size}")
                 if not raw.exists():
-                    generate(raw, size, args.interval_minutes)
+                    generate(raw, size, args.interval_minutes, args.zones)
                 for master, storage in itertools.product(masters, storages):
                     tag = re.sub(r"\W", "", master)
                     name = f"wh-{size}-{tag}"

@@ -123,6 +123,10 @@ class FleetSpec:
     start: dt.datetime = dt.datetime(2026, 11, 19, 22, 0, tzinfo=dt.UTC)
     hours: float = 12.0
     interval_minutes: int = 20
+    # The brokers' views cross-zone traffic is measured with (brokers.txt hourly,
+    # log-dirs.txt every capture) and its truth (cross_zone_path). benchmarks/end_to_end.py
+    # leaves them out unless --zones, so its days stay comparable with earlier ones.
+    broker_views: bool = True
     seed: int = 20261120
     # A share group and a streams group on each 4.1 + cluster (generate/share_streams.py),
     # written by a step of their own: every other file is the same with or without them.
@@ -918,14 +922,16 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
             "consumer-groups-offsets.txt": render.offsets_view(views, cluster.version),
             "consumer-groups-members.txt": render.members_view(views, cluster.version),
             "consumer-groups-state.txt": render.state_view(views, cluster.version),
-            LOG_DIRS_FILE: broker_views.log_dirs_view(
-                sorted(cluster.brokers), topics, fleet.replica_sizes(cluster)
-            ),
         }
+        if spec.broker_views:
+            files[LOG_DIRS_FILE] = broker_views.log_dirs_view(
+                sorted(cluster.brokers), topics, fleet.replica_sizes(cluster)
+            )
         if at.minute == 0:
             files["topics.txt"] = render.topics_view(topics, cluster.version)
         opening = at.replace(minute=0, second=0, microsecond=0)
-        if racks_hour.get(cluster.name) != opening:  # racks change only with a restart
+        # Racks change only with a restart: the brokers view once an hour.
+        if spec.broker_views and racks_hour.get(cluster.name) != opening:
             racks_hour[cluster.name] = opening
             files[BROKERS_FILE] = broker_views.brokers_view(
                 cluster.name, cluster.brokers, cluster.version
@@ -934,14 +940,15 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
         if failed:
             files["consumer-groups-offsets.txt"] = ""  # a failed capture: an empty file
             failed_once = True
-        cross_zone.capture(
-            at,
-            cluster.name,
-            cluster.brokers,
-            views,
-            topics if "topics.txt" in files else None,
-            offsets_captured=not failed,
-        )
+        if spec.broker_views:
+            cross_zone.capture(
+                at,
+                cluster.name,
+                cluster.brokers,
+                views,
+                topics if "topics.txt" in files else None,
+                offsets_captured=not failed,
+            )
         for name, text in files.items():
             (folder / name).write_text(text, encoding="utf-8")
             written["files"] += 1
@@ -973,9 +980,10 @@ def write_fleet(spec: FleetSpec, out: Path) -> dict[str, int]:
         for r in fleet.rebalances:
             logged = not (r.cluster == gap_cluster and r.started_at.strftime("%Y-%m-%d-%H") == gap)
             generations.write(json.dumps(r.as_json(logged), sort_keys=True) + "\n")
-    with cross_zone_path(out).open("w", encoding="utf-8") as reads:
-        for row in cross_zone.records():
-            reads.write(json.dumps(row, sort_keys=True) + "\n")
+    if spec.broker_views:
+        with cross_zone_path(out).open("w", encoding="utf-8") as reads:
+            for row in cross_zone.records():
+                reads.write(json.dumps(row, sort_keys=True) + "\n")
     return written
 
 
