@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS env)
 
-from fleet_rebalance.config import Config
+from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -154,3 +154,35 @@ def small_nightly(spark, tmp_path_factory) -> tuple[Path, Path]:
     write_fleet(SPEC, raw)
     run_steps(spark, Config(raw_root=str(raw), warehouse=str(warehouse)), DAY)
     return raw, warehouse
+
+
+# small_fleet_nightly's fleet placed in zones: its captures carry the brokers' racks and
+# the replicas' sizes, the conf maps its consumers' subnets to their zones (as
+# conf/local.yaml does); and a rack_aware threshold of 1 MB a day, so the generator's few
+# hours of reads make rack_aware compete with every other change.
+ZONED_METRICS = MetricsConfig(change_min_cross_zone_gb_saved=0.001)
+
+
+@pytest.fixture(scope="session")
+def zoned_fleet(spark, small_nightly, tmp_path_factory) -> tuple[Path, Config]:
+    """(warehouse, config): a copy of small_nightly's warehouse with the metrics of its
+    date run again with zones.consumer_cidrs the generator's (CONSUMER_CIDRS) and
+    ZONED_METRICS."""
+    import shutil
+
+    from small_fleet_nightly import DAY
+
+    from fleet_rebalance.generate.zones import CONSUMER_CIDRS
+    from fleet_rebalance.pipeline import metrics
+
+    raw, warehouse = small_nightly
+    copy = tmp_path_factory.mktemp("zoned-fleet") / "wh"
+    shutil.copytree(warehouse, copy)
+    config = Config(
+        raw_root=str(raw),
+        warehouse=str(copy),
+        zones=ZonesConfig(consumer_cidrs=CONSUMER_CIDRS),
+        metrics=ZONED_METRICS,
+    )
+    metrics.run(spark, config, DAY)
+    return copy, config

@@ -7,7 +7,6 @@ now. The recorded Kafka labs run the same checks in test_kafka_lab.py."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -15,9 +14,8 @@ import pytest
 from advice_checks import problems
 from deltalake import DeltaTable
 
-from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
+from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import PROFILES, FleetSpec
-from fleet_rebalance.generate.zones import CONSUMER_CIDRS
 
 pytestmark = pytest.mark.spark
 # Every profile once per cluster (static_restart and idle included), one cluster per
@@ -106,30 +104,6 @@ def test_samples_changes_on_noise_are_keep(sample_nightlies):
         "keep cooperative-sticky: the group did not rebalance today: switching to range would "
         "save a mean lag skew 0.40 lower over its initial assignment only"
     )
-
-
-# small_fleet_nightly's fleet placed in zones: its captures carry the brokers' racks and
-# the replicas' sizes, the conf maps its consumers' subnets to their zones (as
-# conf/local.yaml does); and a rack_aware threshold of 1 MB a day, so the generator's few
-# hours of reads make rack_aware compete with every other change.
-ZONES = ZonesConfig(consumer_cidrs=CONSUMER_CIDRS)
-ZONED_METRICS = MetricsConfig(change_min_cross_zone_gb_saved=0.001)
-
-
-@pytest.fixture(scope="module")
-def zoned_fleet(spark, small_nightly, tmp_path_factory) -> tuple[Path, Config]:
-    """(warehouse, config): a copy of small_nightly's warehouse with the metrics of its
-    date run again under ZONES and ZONED_METRICS."""
-    from small_fleet_nightly import DAY
-
-    from fleet_rebalance.pipeline import metrics
-
-    raw, warehouse = small_nightly
-    copy = tmp_path_factory.mktemp("zoned-fleet") / "wh"
-    shutil.copytree(warehouse, copy)
-    config = Config(raw_root=str(raw), warehouse=str(copy), zones=ZONES, metrics=ZONED_METRICS)
-    metrics.run(spark, config, DAY)
-    return copy, config
 
 
 def test_a_zoned_fleets_advice_never_contradicts_its_cross_zone_traffic(zoned_fleet):
