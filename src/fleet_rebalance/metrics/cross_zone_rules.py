@@ -36,7 +36,6 @@ import itertools
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
-from fractions import Fraction
 from typing import NamedTuple, TypedDict
 
 from fleet_rebalance.assignors.registry import get_assignor
@@ -265,7 +264,7 @@ def reads(
             elif per_record is None:
                 read_bytes = None
             else:
-                read_bytes = round(records * per_record)
+                read_bytes = _bytes_read(records, per_record)
             leader, isr = _placement_at(placement, tp, a["captured_at"])
             out.append(
                 Read(
@@ -284,14 +283,23 @@ def reads(
 
 
 def _per_record(
-    rate: _Growth | None, day: Fraction | None, configured: int | None
-) -> tuple[Fraction | None, bool]:
-    """An interval's bytes per record, and whether it is a configured estimate."""
+    rate: _Growth | None, day: _Growth | None, configured: int | None
+) -> tuple[tuple[int, int] | None, bool]:
+    """An interval's bytes per record as (bytes, records), and whether it is a configured
+    estimate."""
     if rate is not None:
-        return Fraction(rate.size, rate.log_end), False
+        return (rate.size, rate.log_end), False
     if day is not None:
-        return day, False
-    return (None, False) if configured is None else (Fraction(configured), True)
+        return (day.size, day.log_end), False
+    return (None, False) if configured is None else ((configured, 1), True)
+
+
+def _bytes_read(records: int, per_record: tuple[int, int]) -> int:
+    """records x bytes / records, rounded half to even (as round() rounds a Fraction), in
+    integers: a day's reads are hundreds of thousands of intervals."""
+    size, count = per_record
+    whole, rest = divmod(records * size, count)
+    return whole + (2 * rest > count or (2 * rest == count and whole % 2 == 1))
 
 
 class _Growth(NamedTuple):
@@ -302,10 +310,10 @@ class _Growth(NamedTuple):
     log_end: int
 
 
-def _day_rate(measured: list[_Growth]) -> Fraction | None:
+def _day_rate(measured: list[_Growth]) -> _Growth | None:
     if not measured:
         return None
-    return Fraction(sum(g.size for g in measured), sum(g.log_end for g in measured))
+    return _Growth(sum(g.size for g in measured), sum(g.log_end for g in measured))
 
 
 def _rate(
@@ -330,27 +338,40 @@ class _Placement(NamedTuple):
     replicas: tuple[int, ...]
 
 
-_Placements = dict[TopicPartition, list[_Placement]]
+class _Series(NamedTuple):
+    """A partition's placements in time order, each kept only where it changed (a day's
+    topics captures repeat one placement dozens of times), with their times to bisect."""
+
+    times: list[dt.datetime]
+    rows: list[_Placement]
+
+
+_Placements = dict[TopicPartition, _Series]
 _UNPLACED = _Placement(dt.datetime.min, None, (), ())
 
 
 def _placements(partitions: Iterable[PartitionRow]) -> _Placements:
-    out: _Placements = defaultdict(list)
+    captured: dict[TopicPartition, list[_Placement]] = defaultdict(list)
     for p in partitions:
         tp = TopicPartition(p["topic"], p["partition"])
-        out[tp].append(
+        captured[tp].append(
             _Placement(p["captured_at"], p["leader"], tuple(p["isr"]), tuple(p["replicas"]))
         )
-    for rows in out.values():
+    out: _Placements = {}
+    for tp, rows in captured.items():
         rows.sort(key=lambda r: r.captured_at)
+        kept = [r for i, r in enumerate(rows) if i == 0 or r[1:] != rows[i - 1][1:]]
+        out[tp] = _Series([r.captured_at for r in kept], kept)
     return out
 
 
 def _latest(placement: _Placements, tp: TopicPartition, at: dt.datetime) -> _Placement:
     """The latest topics capture at or before `at`; nothing known before any."""
-    rows = placement.get(tp, [])
-    i = bisect.bisect_right(rows, at, key=lambda r: r.captured_at)
-    return rows[i - 1] if i else _UNPLACED
+    series = placement.get(tp)
+    if series is None:
+        return _UNPLACED
+    i = bisect.bisect_right(series.times, at)
+    return series.rows[i - 1] if i else _UNPLACED
 
 
 def _placement_at(
@@ -424,6 +445,7 @@ def cross_zone(
     leader_bytes = follower_bytes = unknown = unowned = 0
     leader_parts: set[TopicPartition] = set()
     follower_parts: set[TopicPartition] = set()
+    crossings: dict[tuple[str | None, int | None, tuple[int, ...]], tuple[bool, bool] | None] = {}
     for r in reads:
         owner = r.owner
         if assignment is not None:
@@ -437,7 +459,10 @@ def cross_zone(
             unowned += r.bytes or 0
             continue
         member = zones.consumers.get(owner)
-        crosses = crossing(member.zone if member else None, r.leader, r.isr, zones.brokers)
+        where = (member.zone if member else None, r.leader, r.isr)
+        if where not in crossings:  # a day's reads repeat a few placements
+            crossings[where] = crossing(*where, zones.brokers)
+        crosses = crossings[where]
         if crosses is None:
             unknown += r.bytes or 0
             continue
@@ -576,10 +601,11 @@ def _rack_aware_plans(
         present[m["captured_at"]].add(m["consumer_id"])
     plans: dict[dt.datetime, Assignment] = {}
     done: dict[tuple[object, ...], Assignment] = {}  # captures repeat the same group
+    replica_zones: dict[tuple[int, ...], frozenset[str]] = {}
     for start, rows in at_start.items():
         topics = {r.topic_partition.topic for r in rows}
         counts = _partition_counts(placement, topics, start, rows)
-        racks = _replica_zones(placement, zones, counts, start)
+        racks = _replica_zones(placement, zones, counts, start, replica_zones)
         mine: dict[str, list[TopicPartition]] = defaultdict(list)
         for r in rows:
             if r.owner is not None:  # always: `owned`
@@ -610,17 +636,22 @@ def _zone(zones: Zones, member: str) -> str | None:
 
 
 def _replica_zones(
-    placement: _Placements, zones: Zones, counts: Mapping[str, int], at: dt.datetime
+    placement: _Placements,
+    zones: Zones,
+    counts: Mapping[str, int],
+    at: dt.datetime,
+    seen: dict[tuple[int, ...], frozenset[str]],
 ) -> dict[TopicPartition, frozenset[str]]:
     """KIP-881 compares client.rack with the racks of all replicas, in sync or not
     (AbstractPartitionAssignor); a broker without a zone adds none."""
-    return {
-        tp: frozenset(
-            zones.brokers[b] for b in _latest(placement, tp, at).replicas if b in zones.brokers
-        )
-        for topic, count in counts.items()
-        for tp in topic_partitions(topic, count)
-    }
+    out: dict[TopicPartition, frozenset[str]] = {}
+    for topic, count in counts.items():
+        for tp in topic_partitions(topic, count):
+            replicas = _latest(placement, tp, at).replicas
+            if replicas not in seen:  # a day's placements repeat a few replica sets
+                seen[replicas] = frozenset(zones.brokers[b] for b in replicas if b in zones.brokers)
+            out[tp] = seen[replicas]
+    return out
 
 
 def _partition_counts(
@@ -630,7 +661,7 @@ def _partition_counts(
     partition read but not yet captured counts too, so every read has an owner."""
     counts = {t: 0 for t in topics}
     for tp, captured in placement.items():
-        if tp.topic in counts and captured[0].captured_at <= at:
+        if tp.topic in counts and captured.times[0] <= at:
             counts[tp.topic] = max(counts[tp.topic], tp.partition + 1)
     for r in rows:
         tp = r.topic_partition
