@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import NamedTuple, Protocol, runtime_checkable
+
+from fleet_rebalance.vocabulary import RebalanceProtocol
 
 DEFAULT_GENERATION = -1
 
@@ -78,6 +80,31 @@ class Assignor(Protocol):
         subscriptions: Mapping[str, Subscription],
         partition_racks: PartitionRacks | None = None,
     ) -> Assignment: ...
+
+
+SETTLING_ROUNDS = 3  # the first follow-up hands out what moved; more only if it moves again
+
+
+def settled_assignment(
+    assignor: Assignor,
+    counts: Mapping[str, int],
+    subscriptions: Mapping[str, Subscription],
+    racks: PartitionRacks | None = None,
+) -> Assignment:
+    """Where a group settles: a cooperative assignor leaves a moving partition unowned
+    until the follow-up rebalance its members join at once, owning what the first gave."""
+    assignment = assignor.assign(counts, subscriptions, racks)
+    if assignor.protocol != RebalanceProtocol.COOPERATIVE:
+        return assignment
+    for _ in range(SETTLING_ROUNDS):
+        subscriptions = {
+            m: replace(s, owned_partitions=assignment.get(m, ())) for m, s in subscriptions.items()
+        }
+        follow_up = assignor.assign(counts, subscriptions, racks)
+        if follow_up == assignment:
+            break
+        assignment = follow_up
+    return assignment
 
 
 class AssignorInputError(ValueError):

@@ -35,22 +35,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, TypedDict
 
 from fleet_rebalance.assignors import Subscription, TopicPartition, get_assignor
-from fleet_rebalance.assignors.types import Assignment, Assignor, PartitionRacks
+from fleet_rebalance.assignors.types import Assignor, settled_assignment
 from fleet_rebalance.generate.broker_views import record_bytes
 from fleet_rebalance.generate.render import GroupView, TopicView
 from fleet_rebalance.generate.zones import host_zone
-from fleet_rebalance.vocabulary import RebalanceProtocol
 
 CROSS_ZONE_SUFFIX = ".cross_zone.jsonl"
 RACK_AWARE_ASSIGNORS = frozenset({"range", "sticky", "cooperative-sticky"})
 # Kafka's own advice ("Users should prefer this assignor for newer clusters").
 RECOMMENDED_ASSIGNOR = "cooperative-sticky"
-FOLLOW_UPS = 3  # a cooperative assignor's rounds until it settles
 
 
 class CrossZoneRecord(TypedDict):
@@ -343,27 +341,6 @@ def _rack_aware_plan(
     )
     if day.last_plan is None or day.last_plan[0] != key:
         subscriptions = {m: Subscription(topics, tps, rack=zone) for m, tps, zone in members}
-        settled = _settled(assignor, counts, subscriptions, racks)
+        settled = settled_assignment(assignor, counts, subscriptions, racks)
         day.last_plan = (key, {tp: m for m, tps in settled.items() for tp in tps})
     return day.last_plan[1]
-
-
-def _settled(
-    assignor: Assignor,
-    counts: Mapping[str, int],
-    subscriptions: Mapping[str, Subscription],
-    racks: PartitionRacks,
-) -> Assignment:
-    """A cooperative assignor's assignment once its follow-up rounds hand out what moved."""
-    assignment = assignor.assign(counts, subscriptions, racks)
-    if assignor.protocol != RebalanceProtocol.COOPERATIVE:
-        return assignment
-    for _ in range(FOLLOW_UPS):
-        subscriptions = {
-            m: replace(s, owned_partitions=assignment.get(m, ())) for m, s in subscriptions.items()
-        }
-        follow_up = assignor.assign(counts, subscriptions, racks)
-        if follow_up == assignment:
-            break
-        assignment = follow_up
-    return assignment

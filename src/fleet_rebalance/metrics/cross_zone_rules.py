@@ -35,19 +35,19 @@ import ipaddress
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import NamedTuple, TypedDict
 
 from fleet_rebalance.assignors.registry import get_assignor
 from fleet_rebalance.assignors.types import (
     Assignment,
     Assignor,
-    PartitionRacks,
     Subscription,
     TopicPartition,
+    settled_assignment,
     topic_partitions,
 )
-from fleet_rebalance.vocabulary import GroupType, RebalanceProtocol, ZoneSource
+from fleet_rebalance.vocabulary import GroupType, ZoneSource
 
 GB = 10**9  # cloud bills count decimal gigabytes
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -510,7 +510,6 @@ def traffic(reads: Iterable[Read], zones: Zones, price_per_gb: float) -> Traffic
 # recommends ("Users should prefer this assignor for newer clusters": its javadoc).
 RACK_AWARE_ASSIGNORS = frozenset({"range", "sticky", "cooperative-sticky"})
 RECOMMENDED_ASSIGNOR = "cooperative-sticky"
-_FOLLOW_UPS = 3  # the first follow-up hands out what moved; more only if it moves again
 
 
 @dataclass(frozen=True)
@@ -623,7 +622,7 @@ def _rack_aware_plans(
         )
         if key not in done:
             subscriptions = {m: Subscription(key[0], owned, rack=rack) for m, owned, rack in group}
-            done[key] = _settled(assignor, counts, subscriptions, racks)
+            done[key] = settled_assignment(assignor, counts, subscriptions, racks)
         plans[start] = done[key]
     return plans
 
@@ -667,25 +666,3 @@ def _partition_counts(
         tp = r.topic_partition
         counts[tp.topic] = max(counts[tp.topic], tp.partition + 1)
     return counts
-
-
-def _settled(
-    assignor: Assignor,
-    counts: Mapping[str, int],
-    subscriptions: Mapping[str, Subscription],
-    racks: PartitionRacks,
-) -> Assignment:
-    """Where the group settles: a cooperative assignor leaves a moving partition unowned
-    until the follow-up rebalance its members join at once, owning what the first gave."""
-    assignment = assignor.assign(counts, subscriptions, racks)
-    if assignor.protocol != RebalanceProtocol.COOPERATIVE:
-        return assignment
-    for _ in range(_FOLLOW_UPS):
-        subscriptions = {
-            m: replace(s, owned_partitions=assignment.get(m, ())) for m, s in subscriptions.items()
-        }
-        follow_up = assignor.assign(counts, subscriptions, racks)
-        if follow_up == assignment:
-            break
-        assignment = follow_up
-    return assignment
