@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 from dataclasses import dataclass
@@ -90,8 +91,14 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             **hadoop_s3a_conf(s3.storage_options),
         },
     )
+    # The first session resolves spark.jars.packages into ~/.ivy2.5.2, which Ivy does not
+    # lock: pytest processes beside each other (.ci/run's two, whose base temps share a
+    # parent) take turns.
+    lock = tmp_path_factory.getbasetemp().parent / "spark-packages.lock"
     try:
-        session = build_session(config, job="pytest", master="local[2]")
+        with lock.open("w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            session = build_session(config, job="pytest", master="local[2]")
     except DeltaUnavailableError as exc:  # a machine without Maven Central: one line
         pytest.exit(f"the tests need Spark's JVM packages: {exc}", returncode=1)
     session.sparkContext.setLogLevel("ERROR")
