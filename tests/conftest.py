@@ -1,11 +1,7 @@
-"""One SparkSession for the whole run (local[2], few shuffle partitions, UI off); under
-pytest-xdist (`-n 2`, as .ci/run), one per worker, with whole files per worker
-(setup.cfg's `--dist loadfile`) so a module's fixtures are never built twice."""
+"""One SparkSession for the whole run (local[2], few shuffle partitions, UI off)."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import sys
 from dataclasses import dataclass
@@ -17,25 +13,6 @@ from s3_support import s3  # noqa: F401  (session fixture: moto S3 server + AWS 
 from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
 
 PROJECT = Path(__file__).resolve().parent.parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files holding `slow` tests first: under xdist each file goes to one worker,
-    and a file of a few long tests (the cluster, the labs) dealt last would run alone
-    while the other worker idles."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
-
-
-@contextlib.contextmanager
-def _one_worker_at_a_time(tmp_path_factory: pytest.TempPathFactory, name: str):
-    """Held by one xdist worker at a time (the workers' base temps share a parent)."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    with (root / f"{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 @pytest.fixture
@@ -114,9 +91,7 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
         },
     )
     try:
-        # The first session resolves spark.jars.packages into ~/.ivy2.5.2: one at a time.
-        with _one_worker_at_a_time(tmp_path_factory, "spark-packages"):
-            session = build_session(config, job="pytest", master="local[2]")
+        session = build_session(config, job="pytest", master="local[2]")
     except DeltaUnavailableError as exc:  # a machine without Maven Central: one line
         pytest.exit(f"the tests need Spark's JVM packages: {exc}", returncode=1)
     session.sparkContext.setLogLevel("ERROR")

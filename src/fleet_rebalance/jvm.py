@@ -5,13 +5,11 @@ resolves its own packages (spark/packages.py).
 
 Each set is a profile of jvm/pom.xml; `mvn dependency:build-classpath` resolves it into
 the local Maven repository (~/.m2) and writes its jars' paths to .jvm/<set>.classpath,
-stamped with the pom's digest so an edited pom is resolved again. Test processes that
-need a set at once (pytest-xdist's workers) take turns: one resolves, the rest read it.
+stamped with the pom's digest so an edited pom is resolved again.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -37,16 +35,14 @@ def classpath(project: Path, name: str) -> list[Path]:
     listing = project / CACHE / f"{name}.classpath"
     stamp = listing.with_suffix(".pom-sha256")
     digest = hashlib.sha256(pom.read_bytes()).hexdigest()
-    listing.parent.mkdir(parents=True, exist_ok=True)
-    with listing.with_suffix(".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not listing.is_file() or not stamp.is_file() or stamp.read_text().strip() != digest:
-            _resolve(pom, name, listing)
-            stamp.write_text(digest + "\n")
+    if not listing.is_file() or not stamp.is_file() or stamp.read_text().strip() != digest:
+        _resolve(pom, name, listing)
+        stamp.write_text(digest + "\n")
+    jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+    missing = [j for j in jars if not j.is_file()]
+    if missing:  # the local Maven repository was cleaned since: resolve again
+        _resolve(pom, name, listing)
         jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
-        if not all(j.is_file() for j in jars):  # ~/.m2 was cleaned since: resolve again
-            _resolve(pom, name, listing)
-            jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
     return jars
 
 
@@ -57,6 +53,7 @@ def _resolve(pom: Path, name: str, listing: Path) -> None:
             f"Maven (mvn) is needed to fetch the {name} jars ({POM}) and is not on PATH: "
             "install it (e.g. apt-get install maven)"
         )
+    listing.parent.mkdir(parents=True, exist_ok=True)
     command = [
         mvn, "-q", "-B", "-f", str(pom), "-P", name, "dependency:build-classpath",
         f"-Dmdep.outputFile={listing}",
