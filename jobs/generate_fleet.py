@@ -24,6 +24,7 @@ def main(args: argparse.Namespace) -> int:
         hours=args.hours,
         interval_minutes=args.interval_minutes,
         seed=args.seed,
+        share_streams=True,
     )
     out = Path(args.out)
     if args.clean and out.exists():

@@ -41,13 +41,21 @@ def run(files, parse) -> tuple[dict[str, list[pa.RecordBatch]], list[dict]]:
 
 
 def test_one_capture_gives_typed_batches_and_a_summary_per_file():
-    """Given the four files of one sample capture, Then every table's batches have the
-    bronze schema, every file has a reconciling summary, and the summaries count
-    exactly the rows written."""
+    """Given the six files of one sample capture (the hour's first: the three group views,
+    topics, brokers and log-dirs), Then every table's batches have the bronze schema,
+    every file has a reconciling summary, and the summaries count exactly the rows
+    written."""
     files = unit("prod-east/captures/2026-11-20T0900Z/")
     parse = functools.partial(parse_file, SAMPLE, path_pattern=PATTERN, log_timezone="UTC")
     batches, summaries = run(files, parse)
-    assert set(batches) == {"offsets", "members", "group_states", "topic_partitions"}
+    assert set(batches) == {
+        "offsets",
+        "members",
+        "group_states",
+        "topic_partitions",
+        "brokers",
+        "partition_sizes",
+    }
     for table, parts in batches.items():
         for batch in parts:
             assert batch.schema.remove_metadata().equals(TABLES[table]), table

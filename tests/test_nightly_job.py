@@ -48,12 +48,24 @@ def test_gold_tables_have_sensible_content(spark, nightly):
     metrics = counts["metrics"]
     # Audits, empty on clean data: no partition of the sample fleet is owned twice or
     # orphaned at a settled capture (its share group's workers share partitions by
-    # design), and no capture reads an absurd log end. No capture of the sample gives a
-    # broker's zone, nor does the default conf: cross_zone_traffic has no rows.
-    empty = ("ownership_audit", "log_end_quarantine", "cross_zone_traffic")
+    # design), and no capture reads an absurd log end.
+    empty = ("ownership_audit", "log_end_quarantine")
     assert [n for n in gold.TABLES if n not in empty and not metrics[n] > 0] == [], metrics
-    assert [metrics[name] for name in empty] == [0, 0, 0], metrics
+    assert [metrics[name] for name in empty] == [0, 0], metrics
     day = F.col("date") == F.lit(DAY)
+    # The sample's captures give every broker's zone (brokers.txt), so cross_zone_traffic
+    # has its rows; the default conf places no consumer (no zones.consumer_cidrs, and the
+    # CLI's views print no client.rack): every member's zone and every byte's crossing is
+    # unknown, never counted as in zone, and no rack-aware saving is claimed.
+    traffic = table(spark, config, "cross_zone_traffic").where(day).collect()
+    assert traffic and all(
+        r["members"] == r["members_unknown_zone"]
+        and r["cross_zone_leader_bytes"] == r["cross_zone_follower_bytes"] == 0
+        and r["read_bytes"] == r["unknown_zone_bytes"] + r["unowned_bytes"]
+        and r["rack_aware_saving_bytes"] is None
+        for r in traffic
+    ), traffic
+    assert sum(r["unknown_zone_bytes"] for r in traffic) > 0
     # The share and streams groups' rebalances are events too, but no consumer assignor
     # replays them: no recommendation, no stickiness (test_the_sample_share_and_...).
     events = (

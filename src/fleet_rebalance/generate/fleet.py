@@ -130,6 +130,8 @@ class FleetSpec:
     seed: int = 20261120
     # A share group and a streams group on each 4.1 + cluster (generate/share_streams.py),
     # written by a step of their own: every other file is the same with or without them.
+    # The generate job writes them (data/sample has them); the benchmarks and the tests
+    # that build their own fleets leave them out unless they ask.
     share_streams: bool = False
 
 

@@ -15,14 +15,8 @@ one joins in its place. The streams group's three members hold eight active task
 subtopologies over four partitions) and one standby replica of each; at 03:00 one
 restarts (a new member id, the same process and client id) and its tasks move.
 
-data/sample predates this step: its other files must stay as they are (regenerating them
-would change every number the tests assert), so the sample gets the two groups by adding
-only their files to its capture folders (generate/add_share_streams.py), as
-
-    PYTHONPATH=src python -m fleet_rebalance.generate.add_share_streams --into data/sample
-
-which refuses a root that is not the default fleet's (a capture folder it would write
-into is missing) and rewrites the same bytes when run again.
+The generate job writes them (`./spark-submit.sh generate`, so data/sample has them);
+FleetSpec leaves them out unless share_streams is set.
 """
 
 from __future__ import annotations
