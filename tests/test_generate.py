@@ -1,14 +1,27 @@
-"""The fleet generator: deterministic, and everything it writes parses cleanly."""
+"""The fleet generator: deterministic, data/sample is what the generate job writes with
+its defaults, and everything it writes parses cleanly.
+
+When the generator changes what it writes, regenerate the sample with
+
+    ./spark-submit.sh generate --out data/sample --clean
+
+and re-derive the numbers the tests check on it (docs/sample-fleet.md)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import runpy
 from collections import Counter
 from pathlib import Path
 
 from fleet_rebalance.capture import parse_capture
+from fleet_rebalance.cli.job_parser import job_parser
 from fleet_rebalance.generate.cross_zone_truth import cross_zone_path
 from fleet_rebalance.generate.fleet import Fleet, FleetSpec, truth_path, write_fleet
+
+PROJECT = Path(__file__).resolve().parent.parent
+SAMPLE = PROJECT / "data" / "sample"
+GENERATE = PROJECT / "jobs" / "generate_fleet.py"
 
 SPEC = FleetSpec(
     clusters=3,
@@ -35,6 +48,22 @@ def test_same_seed_same_bytes(tmp_path):
     assert files(tmp_path / "a") == files(tmp_path / "b")
     for beside in (truth_path, cross_zone_path):  # the truths, beside the captures
         assert beside(tmp_path / "a").read_bytes() == beside(tmp_path / "b").read_bytes()
+
+
+def test_generate_with_its_defaults_writes_the_sample(tmp_path):
+    """Given the generate job's flags with nothing but --out, When its main runs, Then the
+    tree it writes is data/sample's, file for file and byte for byte, and its generation
+    and cross-zone truths are data/sample.truth.jsonl and data/sample.cross_zone.jsonl
+    (issue 53: no step patches the sample after the generator)."""
+    out = tmp_path / "sample"
+    main = runpy.run_path(str(GENERATE), run_name="generate_fleet")["main"]
+    assert main(job_parser("generate").parse_args(["--out", str(out)])) == 0
+    written, committed = files(out), files(SAMPLE)
+    assert sorted(written) == sorted(committed)
+    differing = [name for name in committed if written[name] != committed[name]]
+    assert differing == []
+    for beside in (truth_path, cross_zone_path):
+        assert beside(out).read_bytes() == beside(SAMPLE).read_bytes(), beside(SAMPLE).name
 
 
 def test_every_generated_file_parses_and_reconciles(tmp_path):

@@ -1,5 +1,5 @@
 """data/sample's share and streams groups (issue 33), which the generate job writes
-(generate/share_streams.py; tests/test_sample_regenerates.py checks their bytes). No
+(generate/share_streams.py; tests/test_generate.py checks their bytes). No
 Spark."""
 
 from __future__ import annotations

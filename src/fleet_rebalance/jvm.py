@@ -43,11 +43,15 @@ def classpath(project: Path, name: str) -> list[Path]:
         if not listing.is_file() or not stamp.is_file() or stamp.read_text().strip() != digest:
             _resolve(pom, name, listing)
             stamp.write_text(digest + "\n")
-        jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+        jars = _listed(listing)
         if not all(j.is_file() for j in jars):  # ~/.m2 was cleaned since: resolve again
             _resolve(pom, name, listing)
-            jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+            jars = _listed(listing)
     return jars
+
+
+def _listed(listing: Path) -> list[Path]:
+    return [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
 
 
 def _resolve(pom: Path, name: str, listing: Path) -> None:
