@@ -23,7 +23,7 @@ from cluster_support import (
     write_conf,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow, pytest.mark.full]
 DAY = "2026-11-20"
 # Not test_object_storage's "fleet": both may run in one session, on one moto server.
 BUCKET = "fleet-cluster"

@@ -35,6 +35,7 @@ def _versions(warehouse) -> dict[str, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.full
 def test_driver_killed_during_the_final_writes(spark, tmp_path, small_nightly):
     """The date's gold rows are deleted first, so a gold table the kill kept from its
     write reads without them; the kill lands among the gold writes."""
@@ -69,6 +70,7 @@ def test_driver_killed_during_the_final_writes(spark, tmp_path, small_nightly):
 
 
 @pytest.mark.slow
+@pytest.mark.full
 def test_two_nightlies_of_one_date_at_once(spark, tmp_path, small_nightly, monkeypatch):
     """Given two nightlies of one date on one new warehouse at once, run A's offsets
     write held (its Delta transaction has begun) until run B has committed offsets,
