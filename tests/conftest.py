@@ -92,8 +92,8 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
         },
     )
     # The first session resolves spark.jars.packages into ~/.ivy2.5.2, which Ivy does not
-    # lock: pytest processes beside each other (pytest-xdist's workers, or two runs whose
-    # base temps share a parent) take turns.
+    # lock: two pytest processes started at once (their base temps sharing a parent) take
+    # turns.
     lock = tmp_path_factory.getbasetemp().parent / "spark-packages.lock"
     try:
         with lock.open("w") as held:

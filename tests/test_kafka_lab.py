@@ -47,6 +47,8 @@ FIXTURES = Path(__file__).parent / "data"
 UNDECIDED_GROUPS = {"lab-stopped", "lab-quiet", "lab-quiet-idle"}
 LIBRDKAFKA_GROUP = "lab-rdkafka"
 RECORDED = {"3.9": "lab-3.9", "3.9-straddle": "lab-3.9-straddle", "4": "lab-4"}
+# CI runs Kafka's current line live and the older one recorded (`.ci/run full`: both live).
+CURRENT_LINE = max(LINES, key=float)
 SOURCES = [
     pytest.param(("recorded", name.partition("-")[0], fixture), id=f"recorded-{name}")
     for name, fixture in RECORDED.items()
@@ -54,9 +56,8 @@ SOURCES = [
     pytest.param(
         ("live", line, None),
         id=f"live-{line}",
-        # CI runs Kafka's current line live; the older one, recorded (`.ci/run full`: both).
         marks=[pytest.mark.slow, pytest.mark.lab]
-        + ([] if line == max(LINES, key=float) else [pytest.mark.full]),
+        + ([] if line == CURRENT_LINE else [pytest.mark.full]),
     )
     for line in LINES
 ]
