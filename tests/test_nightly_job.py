@@ -54,7 +54,7 @@ def test_gold_tables_have_sensible_content(spark, nightly):
     assert [metrics[name] for name in empty] == [0, 0], metrics
     day = F.col("date") == F.lit(DAY)
     # The sample's captures give every broker's zone (brokers.txt), so cross_zone_traffic
-    # has its rows; the default conf places no consumer (no zones.consumer_cidrs, and the
+    # has its rows; Config()'s defaults place no consumer (no zones.consumer_cidrs, and the
     # CLI's views print no client.rack): every member's zone and every byte's crossing is
     # unknown, never counted as in zone, and no rack-aware saving is claimed.
     traffic = table(spark, config, "cross_zone_traffic").where(day).collect()

@@ -33,8 +33,8 @@ LAST = DAYS[-1]
 # The generated day's captures carry its brokers' racks and replicas' sizes; the conf
 # places its consumers by their subnets (generate/zones.py, as conf/local.yaml does), and
 # the consumers of one prod-east group all sit in one zone: the cross-zone section has
-# rows. data/sample's days have racks too, but were run without consumer_cidrs: their
-# reads' zones are unknown.
+# rows. data/sample's two days come from the session's nightlies, run with Config()'s
+# defaults (no consumer_cidrs): there their reads' zones are unknown.
 ZONES = ZonesConfig(consumer_cidrs=CONSUMER_CIDRS)
 
 
