@@ -54,11 +54,16 @@ import pyarrow.fs as pafs
 from deltalake import DeltaTable
 
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
+from fleet_rebalance.generate.zones import CONSUMER_CIDRS
 
 PROJECT = Path(__file__).resolve().parent.parent
 DAY = "2026-11-20"
 STEP = re.compile(r"step \d/\d (\w+) done in ([\d.]+)s: (\{.*\})")
 STORAGES = ("local", "s3")
+# --zones: the conf's zones section, the generator's subnets (conf/local.yaml's).
+ZONES = "zones:\n  consumer_cidrs:\n" + "".join(
+    f"    {cidr}: {zone}\n" for cidr, zone in CONSUMER_CIDRS.items()
+)
 BUCKET = "fleet-e2e"
 
 
@@ -167,11 +172,13 @@ def run_nightly(
     conf: Path | None = None,
     storage_options: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
+    zones: bool = False,
 ) -> dict:
     """One nightly. Local paths by default; with `storage_options`, raw and warehouse
     are URIs (s3://...), the options go to `storage:` and `env` (the credentials) to the
     nightly's environment. `conf` is where the YAML goes (default: beside a local
-    warehouse)."""
+    warehouse), and the nightly's output beside it (.log: each table's time). `zones`:
+    the conf places the generated consumers by their subnets (as conf/local.yaml does)."""
     if conf is None:
         conf = Path(warehouse).parent / f"{Path(warehouse).name}.yaml"
     storage = ""
@@ -182,7 +189,7 @@ def run_nightly(
         f"raw_root: {raw}\nwarehouse: {warehouse}\n{storage}spark:\n"
         # 64 shuffle partitions: 8 leave 5M-row sorts per task at 20k groups (the heap
         # runs out); adaptive execution coalesces the small ones at 1k.
-        "  spark.sql.shuffle.partitions: 64\n  spark.driver.memory: 4g\n"
+        "  spark.sql.shuffle.partitions: 64\n  spark.driver.memory: 4g\n" + (ZONES if zones else "")
     )
     started = time.monotonic()
     cpu_before = _busy_cpu()
@@ -216,6 +223,7 @@ def run_nightly(
     status = process.wait()
     stop.set()
     sampler.join()
+    conf.with_suffix(".log").write_text("".join(lines))
     if status != 0:
         raise RuntimeError(f"nightly on {master} failed:\n{''.join(lines[-40:])}")
     return {
@@ -423,11 +431,12 @@ def main() -> int:
                             conf=root / f"{name}-{storage}.yaml",
                             storage_options=s3.server.storage_options,
                             env=s3.env,
+                            zones=args.zones,
                         )
                     else:
                         warehouse, options = root / name, None
                         shutil.rmtree(warehouse, ignore_errors=True)
-                        result = run_nightly(raw, warehouse, master, args.pin)
+                        result = run_nightly(raw, warehouse, master, args.pin, zones=args.zones)
                     runs[(master, storage)][size] = result
                     print_run(size, label(master, storage), result)
                     if (master, storage) == (masters[0], storages[0]) and size not in baseline:

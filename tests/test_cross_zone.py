@@ -9,7 +9,13 @@ import datetime as dt
 import pytest
 
 from fleet_rebalance.config import ZonesConfig
-from fleet_rebalance.metrics.cross_zone import cross_zone_traffic, group_row
+from fleet_rebalance.metrics import cross_zone_rules as rules
+from fleet_rebalance.metrics.cross_zone import (
+    cross_zone_traffic,
+    group_row,
+    measured_sizes,
+    placement_changes,
+)
 from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.metrics.protocols import group_context
 from fleet_rebalance.pipeline import gold
@@ -173,3 +179,39 @@ def oracle(t, samples, group: str) -> dict:
     facts = {"protocol": "classic", "declared_assignor": "range"}
     mine.append({"cluster": "c", "group_id": group, KIND: GROUP_FACTS, **facts})
     return group_row(mine, racks, ZONES, DAY)
+
+
+def test_the_placements_and_sizes_spark_cuts_are_what_the_rules_take(spark):
+    """placement_changes and measured_sizes keep exactly what cross_zone_rules reads of a
+    day's placements and sizes: on a partition whose leader moves (1 -> 2 -> 1), whose ISR
+    shrinks, with a future replica larger than any, a size captured before any placement,
+    and a capture where only an out-of-sync replica is sized."""
+    tp = rules.TopicPartition("orders", 0)
+    placed = [(0, 1, [1, 2, 3]), (1, 1, [1, 2, 3]), (2, 2, [2, 3]), (3, 2, [2, 3])]
+    placed += [(4, 1, [1, 2, 3]), (5, 1, [1, 2, 3])]
+    placements = [
+        {"cluster": "c", "topic": "orders", "partition": 0, "leader": leader,
+         "replicas": [1, 2, 3], "isr": isr, "captured_at": at(i + 1), "capture_date": DAY}
+        for i, leader, isr in placed
+    ]  # fmt: skip
+    sized = {0: {1: 10, 2: 11}, 1: {1: 20, 2: 21, 3: 22}, 2: {1: 30, 3: 35}, 3: {1: 44}}
+    sized |= {4: {2: 50, 3: 51}, 5: {1: 60, 3: 62}, 6: {2: 71, 3: 70}}
+    sizes = [
+        {"cluster": "c", "topic": "orders", "partition": 0, "broker": broker,
+         "log_dir": "/d", "size_bytes": size, "offset_lag": 0, "is_future": False,
+         "captured_at": at(i), "capture_date": DAY}
+        for i, by_broker in sized.items() for broker, size in by_broker.items()
+    ]  # fmt: skip
+    sizes.append({**sizes[-1], "broker": 1, "size_bytes": 999, "is_future": True})
+    changes = placement_changes(frame(spark, "topic_partitions", placements))
+    cut = measured_sizes(frame(spark, "partition_sizes", sizes), changes)
+    kept = [r.asDict() for r in changes.collect()]
+    assert sorted(r["captured_at"] for r in kept) == [at(1), at(3), at(5)]
+    assert rules._placements(kept) == rules._placements(placements)
+    whole = rules._sizes(sizes, rules._placements(placements))
+    assert rules._sizes([r.asDict() for r in cut.collect()], rules._placements(kept)) == whole
+    # The leader's size, even where a follower's is larger (2); at 0 nothing is placed
+    # yet; at 3 (leader 2, ISR 2 and 3) only broker 1 is sized; at 6 the leader has only
+    # a future replica: the largest in-sync one.
+    taken = {1: 20, 2: 30, 4: 50, 5: 60, 6: 71}
+    assert whole == {(tp, at(i)): size for i, size in taken.items()}

@@ -2,7 +2,11 @@
 zones, and what rack-aware assignment would save (rules in cross_zone_rules.py). One
 Arrow call per group: its protocol and declared assignor, its offsets samples of the
 date, its members, the placements of the topics it reads and the log-dir sizes of its
-partitions, as rows of one frame told apart by `_kind`. The brokers' zones (a row per
+partitions, as rows of one frame told apart by `_kind`. Placements and sizes are cut in
+Spark, once per partition, to the rows the rules read: a partition's placements where
+they change, and one size a capture (the replica the rules would take); a day's topics
+and log-dirs captures otherwise repeat them for every group that reads the partition,
+and they were most of the rows each call built. The brokers' zones (a row per
 broker and cluster) are read once on the driver and go to every call. Share groups are
 left out: their members fetch the same partitions together (KIP-932), so a partition
 has no one reader to place in a zone; so is a cluster with no broker zone (neither a
@@ -18,7 +22,7 @@ from dataclasses import asdict
 from typing import Any
 
 import pyspark.sql.functions as F
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql.types import StructType
 
 from fleet_rebalance.config import ZonesConfig
@@ -83,7 +87,8 @@ def cross_zone_traffic(
     )
     # Every partition of the topics read: the rack-aware replay assigns them all.
     topics = read.select(*GROUP, "topic").distinct()
-    placements = topics.join(topic_partitions, ["cluster", "topic"], "inner").select(
+    changes = placement_changes(topic_partitions)
+    placements = topics.join(changes, ["cluster", "topic"], "inner").select(
         *GROUP,
         F.lit(PLACEMENT).alias(KIND),
         "captured_at",
@@ -93,7 +98,7 @@ def cross_zone_traffic(
         "replicas",
         "isr",
     )
-    sizes = read.join(partition_sizes, PARTITION, "inner").select(
+    sizes = read.join(measured_sizes(partition_sizes, changes), PARTITION, "inner").select(
         *GROUP,
         F.lit(SIZE).alias(KIND),
         "captured_at",
@@ -114,6 +119,48 @@ def cross_zone_traffic(
         return [group_row(rows, racks.get(rows[0]["cluster"], []), zones, run_date)]
 
     return grouped_rows(frame, GROUP, rule, schema)
+
+
+def placement_changes(topic_partitions: DataFrame) -> DataFrame:
+    """Each partition's first placement of the date and every later one that differs from
+    the one before (leader, ISR and replicas, in order): all the rules keep
+    (cross_zone_rules._placements)."""
+    in_time = Window.partitionBy(*PARTITION).orderBy("captured_at")
+    placed = ("leader", "isr", "replicas")
+    same = [F.col(c).eqNullSafe(F.lag(c).over(in_time)) for c in placed]
+    unchanged = F.row_number().over(in_time) > 1
+    for column in same:
+        unchanged = unchanged & column
+    return (
+        topic_partitions.select(*PARTITION, "captured_at", *placed)
+        .withColumn("_unchanged", unchanged)
+        .where(~F.col("_unchanged"))
+        .drop("_unchanged")
+    )
+
+
+def measured_sizes(partition_sizes: DataFrame, changes: DataFrame) -> DataFrame:
+    """One size row per partition and capture, the replica cross_zone_rules._sizes takes:
+    the leader's, else the largest in-sync one, by the latest placement at or before the
+    capture (`changes`: placement_changes'); a future replica is a copy, and a capture
+    with neither (or no placement yet) gives none."""
+    capture = [*PARTITION, "captured_at"]
+    placed = changes.select(*PARTITION, F.col("captured_at").alias("_placed_at"), "leader", "isr")
+    sized = partition_sizes.where(~F.coalesce(F.col("is_future"), F.lit(False))).join(
+        placed, PARTITION, "inner"
+    )
+    sized = sized.where(F.col("_placed_at") <= F.col("captured_at"))
+    latest = Window.partitionBy(*capture, "broker").orderBy(F.col("_placed_at").desc())
+    leads = F.col("broker") == F.col("leader")
+    taken = Window.partitionBy(*capture).orderBy(leads.desc(), F.col("size_bytes").desc())
+    return (
+        sized.withColumn("_latest", F.row_number().over(latest))
+        .where(F.col("_latest") == 1)
+        .where(leads | F.array_contains("isr", F.col("broker")))
+        .withColumn("_taken", F.row_number().over(taken))
+        .where(F.col("_taken") == 1)
+        .select(*capture, "broker", "size_bytes", "is_future")
+    )
 
 
 def _broker_racks(brokers: DataFrame) -> dict[str, list[rules.BrokerRow]]:
