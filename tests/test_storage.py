@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import posixpath
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -272,10 +273,16 @@ def test_schema_evolution_adds_nullable_columns(spark, table):
     assert rows == {"a": None, "b": "use1-az1"}
 
 
-def test_partitioning_must_match(spark, table):
-    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=("capture_date",))
-    with pytest.raises(SchemaMismatchError, match=r"partitioned by \['capture_date'\]"):
-        write_table(df_of(spark, rows_for(D19, ["b"])), table)
+@pytest.mark.parametrize(
+    "columns", [(), ("capture_date",), ("capture_date", "group_id")], ids=["none", "one", "two"]
+)
+def test_partitioning_must_match(spark, table, columns):
+    write_table(df_of(spark, rows_for(D19, ["a"])), table, partition_by=columns)
+    other = () if columns else ("capture_date",)
+    with pytest.raises(
+        SchemaMismatchError, match=rf"partitioned by {re.escape(str(list(columns)))},"
+    ):
+        write_table(df_of(spark, rows_for(D19, ["b"])), table, partition_by=other)
 
 
 def test_commit_info_records_job_run_id_and_date(spark, store, table):

@@ -53,6 +53,7 @@ VERSION_CONDITIONS = (
     "DELTA_CANNOT_TIME_TRAVEL_VIEWS",
     "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION",
 )
+PARTITION_SECTION = "# Partition Information"
 # delta.exceptions' classes (the connector's, converted) for a commit that a concurrent
 # transaction made invalid.
 CONFLICTS = (
@@ -69,9 +70,8 @@ CONFLICTS = (
 
 @dataclass(frozen=True)
 class TableState:
-    """A table's latest version as its log says it is."""
+    """A table's latest snapshot as its log says it is."""
 
-    version: int
     schema: StructType
     partition_columns: tuple[str, ...]
 
@@ -207,15 +207,30 @@ def read(
 
 
 def table_state(spark: SparkSession, table: Location) -> TableState | None:
-    """The table's latest version through Delta's DeltaTable API; None: no table."""
+    """The table's latest snapshot; None: no table. The partition columns come from
+    DESCRIBE TABLE, which reads them from the snapshot's metadata, not from DeltaTable's
+    detail(), which also counts the snapshot's files and sizes (a Spark job, seconds per
+    write)."""
     uri = jvm_uri(spark, table)
     if not DeltaTable.isDeltaTable(spark, uri):
         return None
-    delta = DeltaTable.forPath(spark, uri)
-    detail = delta.detail().select("partitionColumns").first()
-    version = delta.history(1).select("version").first()
-    assert version is not None, "a Delta table has a version"
-    return TableState(int(version[0]), delta.toDF().schema, tuple(detail[0] if detail else ()))
+    described = spark.sql(f"DESCRIBE TABLE delta.`{uri.replace('`', '``')}`").collect()
+    schema = DeltaTable.forPath(spark, uri).toDF().schema
+    return TableState(schema, _partition_columns([row[0] for row in described]))
+
+
+def _partition_columns(described: Sequence[str]) -> tuple[str, ...]:
+    """The columns of DESCRIBE TABLE's "# Partition Information" section: after its
+    "# col_name" header, up to the next blank or "#" row."""
+    if PARTITION_SECTION not in described:
+        return ()
+    start = described.index(PARTITION_SECTION) + 2
+    section = []
+    for name in described[start:]:
+        if not name or name.startswith("#"):
+            break
+        section.append(name)
+    return tuple(section)
 
 
 def partition_values(spark: SparkSession, table: Location, column: str) -> list[str | None]:
