@@ -11,6 +11,7 @@ apart by Delta's error conditions and exception classes, never by message text.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -53,6 +54,7 @@ VERSION_CONDITIONS = (
     "DELTA_CANNOT_TIME_TRAVEL_VIEWS",
     "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION",
 )
+# DESCRIBE TABLE's row that opens the partition columns.
 PARTITION_SECTION = "# Partition Information"
 # delta.exceptions' classes (the connector's, converted) for a commit that a concurrent
 # transaction made invalid.
@@ -209,8 +211,7 @@ def read(
 def table_state(spark: SparkSession, table: Location) -> TableState | None:
     """The table's latest snapshot; None: no table. The partition columns come from
     DESCRIBE TABLE, which reads them from the snapshot's metadata, not from DeltaTable's
-    detail(), which also counts the snapshot's files and sizes (a Spark job, seconds per
-    write)."""
+    detail(), which also counts the snapshot's files and sizes in a Spark job per write."""
     uri = jvm_uri(spark, table)
     if not DeltaTable.isDeltaTable(spark, uri):
         return None
@@ -224,13 +225,8 @@ def _partition_columns(described: Sequence[str]) -> tuple[str, ...]:
     "# col_name" header, up to the next blank or "#" row."""
     if PARTITION_SECTION not in described:
         return ()
-    start = described.index(PARTITION_SECTION) + 2
-    section = []
-    for name in described[start:]:
-        if not name or name.startswith("#"):
-            break
-        section.append(name)
-    return tuple(section)
+    section = described[described.index(PARTITION_SECTION) + 2 :]
+    return tuple(itertools.takewhile(lambda name: name and not name.startswith("#"), section))
 
 
 def partition_values(spark: SparkSession, table: Location, column: str) -> list[str | None]:
