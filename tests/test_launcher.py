@@ -4,6 +4,7 @@ import io
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -398,6 +399,35 @@ def test_an_unreachable_maven_central_is_one_line_naming_the_packages(tmp_path):
         "Maven Central: "
     )
     assert "--jars" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_packages_resolve_outside_an_activated_venv(tmp_path, monkeypatch):
+    """The README's first run: an empty Ivy cache, and python3 on PATH without pyspark
+    (the venv is not activated). The package is served by a Maven-layout directory."""
+    artifact = tmp_path / "m2" / "com" / "example" / "tiny" / "1.0"
+    artifact.mkdir(parents=True)
+    (artifact / "tiny-1.0.pom").write_text(
+        "<project><modelVersion>4.0.0</modelVersion><groupId>com.example</groupId>"
+        "<artifactId>tiny</artifactId><version>1.0</version></project>"
+    )
+    with zipfile.ZipFile(artifact / "tiny-1.0.jar", "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(
+        '<ivysettings><settings defaultResolver="here"/><resolvers>'
+        f'<ibiblio name="here" m2compatible="true" root="{(tmp_path / "m2").as_uri()}/"/>'
+        "</resolvers></ivysettings>"
+    )
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python3").symlink_to("/usr/bin/false")
+    monkeypatch.setenv("PATH", f"{bare}{os.pathsep}{os.environ['PATH']}")
+    for name in ("SPARK_HOME", "PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"):
+        monkeypatch.delenv(name, raising=False)
+    ivy = tmp_path / "ivy"
+    conf = ["--conf", f"spark.jars.ivy={ivy}", "--conf", f"spark.jars.ivySettings={settings}"]
+    resolve_packages(Path(sys.prefix), ["com.example:tiny:1.0"], conf)
+    assert (ivy / "jars" / "com.example_tiny-1.0.jar").is_file()
 
 
 def test_packages_in_spark_s_cache_are_not_resolved_again(tmp_path, monkeypatch):

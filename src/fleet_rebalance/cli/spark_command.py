@@ -6,6 +6,7 @@ flags and the job's script with its flags."""
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -97,7 +98,9 @@ def resolve_packages(venv: Path, packages: Sequence[str], spark_args: Sequence[s
     """Fetch `packages` into Spark's Ivy cache once, before the job's JVM starts, so
     a machine that cannot reach Maven Central gets one line (JobFailed) instead of
     Ivy's stack trace: spark-submit resolves them (with the run's own spark.jars.ivy*
-    settings) and runs an empty Python script."""
+    settings) and runs an empty Python script. pyspark's scripts find Spark with the
+    driver's interpreter, python3 on PATH unless told: outside an activated venv that
+    one has no pyspark."""
     ivy_conf = _ivy_conf(spark_args)
     ivy = next((v.split("=", 1)[1] for v in ivy_conf if v.startswith(f"{IVY_KEY}=")), None)
     if not packages or cached(packages, Path(ivy) if ivy else DEFAULT_IVY):
@@ -107,7 +110,8 @@ def resolve_packages(venv: Path, packages: Sequence[str], spark_args: Sequence[s
         script.write_text("")
         command = [str(venv / "bin" / "spark-submit"), "--packages", ",".join(packages)]
         command += [arg for value in ivy_conf for arg in ("--conf", value)]
-        done = subprocess.run([*command, str(script)], capture_output=True, text=True)
+        env = {**os.environ, "PYSPARK_DRIVER_PYTHON": str(venv / "bin" / "python")}
+        done = subprocess.run([*command, str(script)], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise JobFailed(unavailable_line(packages))
 
