@@ -376,16 +376,23 @@ def test_every_run_resolves_delta_and_an_s3_warehouse_hadoop_aws_too(tmp_path):
     assert spark_command.jvm_packages(theirs, PROJECT) == []
 
 
+def ivy_settings(tmp_path: Path, root: str) -> Path:
+    """Ivy settings (spark.jars.ivySettings) whose one resolver is the Maven repository
+    at `root`."""
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(
+        '<ivysettings><settings defaultResolver="only"/><resolvers>'
+        f'<ibiblio name="only" m2compatible="true" root="{root}"/>'
+        "</resolvers></ivysettings>"
+    )
+    return settings
+
+
 def test_an_unreachable_maven_central_is_one_line_naming_the_packages(tmp_path):
     """A machine that cannot fetch the packages (here: Ivy pointed at a closed port of
     127.0.0.1 and an empty cache, through the run's own spark.jars.ivy* settings) fails
     in the launcher with one line, before the job's JVM."""
-    settings = tmp_path / "ivysettings.xml"
-    settings.write_text(
-        '<ivysettings><settings defaultResolver="nowhere"/><resolvers>'
-        '<ibiblio name="nowhere" m2compatible="true" root="http://127.0.0.1:1/maven2/"/>'
-        "</resolvers></ivysettings>"
-    )
+    settings = ivy_settings(tmp_path, "http://127.0.0.1:1/maven2/")
     ivy = [
         "--conf",
         f"spark.jars.ivy={tmp_path / 'ivy'}",
@@ -412,12 +419,7 @@ def test_packages_resolve_outside_an_activated_venv(tmp_path, monkeypatch):
     )
     with zipfile.ZipFile(artifact / "tiny-1.0.jar", "w") as jar:
         jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-    settings = tmp_path / "ivysettings.xml"
-    settings.write_text(
-        '<ivysettings><settings defaultResolver="here"/><resolvers>'
-        f'<ibiblio name="here" m2compatible="true" root="{(tmp_path / "m2").as_uri()}/"/>'
-        "</resolvers></ivysettings>"
-    )
+    settings = ivy_settings(tmp_path, f"{(tmp_path / 'm2').as_uri()}/")
     bare = tmp_path / "bin"
     bare.mkdir()
     (bare / "python3").symlink_to("/usr/bin/false")

@@ -34,6 +34,7 @@ from fleet_rebalance.cli.spark_command import (
     resolve_master,
     resolve_packages,
     spark_submit_command,
+    venv_python,
 )
 from fleet_rebalance.cli.sql_on_duckdb import run_without_spark
 from fleet_rebalance.config import ConfigError
@@ -107,7 +108,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
     except JobFailed as exc:
         print(f"{launch.job}: {exc}", file=sys.stderr)
         return FAILED_STATUS
-    local_python = str(venv / "bin" / "python")
+    local_python = venv_python(venv)
     env = {
         **os.environ,
         "PYSPARK_DRIVER_PYTHON": local_python,

@@ -40,6 +40,12 @@ def resolve_master(launch: Launch, project: Path) -> str:
     return DEFAULT_MASTER
 
 
+def venv_python(venv: Path) -> str:
+    """The venv's own interpreter: the driver's, and pyspark's scripts' (which would
+    otherwise ask python3 on PATH)."""
+    return str(venv / "bin" / "python")
+
+
 def is_cluster(master: str) -> bool:
     """Whether the executors run elsewhere (and need the packed venv)."""
     return master.startswith(CLUSTER_PREFIXES)
@@ -65,9 +71,7 @@ def spark_submit_command(
     if is_cluster(master):
         archive = project / PACKED_VENV
         executor_python = "./environment/bin/python"
-        driver_python = (
-            executor_python if launch.deploy_mode == "cluster" else str(venv / "bin" / "python")
-        )
+        driver_python = executor_python if launch.deploy_mode == "cluster" else venv_python(venv)
         command += [
             "--archives",
             f"{archive}#environment",
@@ -110,7 +114,7 @@ def resolve_packages(venv: Path, packages: Sequence[str], spark_args: Sequence[s
         script.write_text("")
         command = [str(venv / "bin" / "spark-submit"), "--packages", ",".join(packages)]
         command += [arg for value in ivy_conf for arg in ("--conf", value)]
-        env = {**os.environ, "PYSPARK_DRIVER_PYTHON": str(venv / "bin" / "python")}
+        env = {**os.environ, "PYSPARK_DRIVER_PYTHON": venv_python(venv)}
         done = subprocess.run([*command, str(script)], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise JobFailed(unavailable_line(packages))
