@@ -61,8 +61,8 @@ def run(
     result = per_group(spark, config, run_date, function).persist()
     warehouse = Warehouse(spark, config.warehouse)
     try:
-        rows = result.groupBy(tagged.TABLE).count().collect()
-        counts = {r[tagged.TABLE]: r["count"] for r in rows}
+        rows = result.groupBy(tagged.TABLE).agg(F.sum(tagged.ROWS)).collect()
+        counts = {r[0]: r[1] for r in rows}
         for name, frame in silver_frames(spark, config, run_date, result).items():
             counts.setdefault(name, 0)
             warehouse.replace_dates(frame, name, "event_date", [run_date], counts[name])
@@ -159,17 +159,21 @@ def _naive(at: dt.datetime) -> dt.datetime:
 def per_group(
     spark: SparkSession, config: Config, run_date: dt.date, function: Callable
 ) -> DataFrame:
-    """function(key, captures, lags) -> silver rows as an Arrow table, once per
-    (cluster, group_id)."""
+    """function(key, captures, lags) -> silver rows as an Arrow table (the silver
+    union's), once per (cluster, group_id), handed to Spark packed (tagged.PACKED)."""
     keys = capture_keys(spark, config, run_date)
     captures = capture_rows(spark, config, run_date, keys).unionByName(
         log_rows(spark, config, run_date, keys), allowMissingColumns=True
     )
     lags = lag_rows(spark, config, run_date, keys)
+    tables = {name: to_arrow_schema(schema) for name, schema in silver.TABLES.items()}
     return (
         captures.groupBy("cluster", "group_id")
         .cogroup(lags.groupBy("cluster", "group_id"))
-        .applyInArrow(lambda key, left, right: function(key, left, right), silver.union_schema())
+        .applyInArrow(
+            lambda key, left, right: tagged.packed_union(function(key, left, right), tables),
+            tagged.PACKED,
+        )
     )
 
 

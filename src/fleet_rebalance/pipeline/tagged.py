@@ -1,55 +1,109 @@
-"""One Python stage's rows for several tables: each row tagged with its table (`_table`)
-in the union of the tables' columns, split back per table before Delta writes them.
+"""One Python stage's rows for several tables, tagged with their table (`_table`) and
+split back per table before Delta writes them.
 
 A stage that parses a capture (ingest) or replays a group (replay) makes the rows of
 every table at once; Spark writes one table per job, so the stage's output is persisted
-once and each table selected from it, instead of running the stage per table.
+once and each table selected from it, instead of running the stage per table. Two forms:
+- the union: each row in the union of the tables' columns, as the replay of a group
+  makes them (its tests compare them whole);
+- packed: each Arrow batch of a table as one row holding its Arrow IPC stream, as the
+  stages hand them to Spark: Spark converts and caches only the packed rows, not tens
+  of mostly null columns per row, and each table's write unpacks only its own batches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 TABLE = "_table"
+ROWS = "_rows"
+BATCH = "_batch"
+PACKED = StructType(
+    [
+        StructField(TABLE, StringType(), False),
+        StructField(ROWS, LongType(), False),
+        StructField(BATCH, BinaryType(), False),
+    ]
+)
+_IPC = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
-def union_schema(tables: Mapping[str, StructType], *extra: StructField) -> StructType:
-    """`_table`, then every table's columns once (a name must have one type), then
-    `extra` (the stage's own columns)."""
+def union_schema(tables: Mapping[str, StructType]) -> StructType:
+    """`_table`, then every table's columns once (a name must have one type)."""
     fields: dict[str, StructField] = {TABLE: StructField(TABLE, StringType(), False)}
     for schema in tables.values():
         for field in schema.fields:
             known = fields.setdefault(field.name, field)
             if known.dataType != field.dataType:
                 raise TypeError(f"column {field.name} has two types in {', '.join(tables)}")
-    return StructType([*fields.values(), *extra])
+    return StructType(list(fields.values()))
 
 
-def table_frames(result: DataFrame, tables: Mapping[str, StructType]) -> dict[str, DataFrame]:
-    """Each table's rows of `result`, in the table's schema."""
+def conformed(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` in `schema`: its columns cast to the schema's types, a column it lacks
+    null."""
+    rows = batch.num_rows
+    columns = [
+        batch.column(field.name).cast(field.type)
+        if field.name in batch.schema.names
+        else pa.nulls(rows, field.type)
+        for field in schema
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def packed(batch: pa.RecordBatch, table: str) -> pa.RecordBatch:
+    """One PACKED row: `batch` (rows of `table`) as an Arrow IPC stream."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema, options=_IPC) as writer:
+        writer.write_batch(batch)
+    stream = sink.getvalue()
+    offsets = pa.array([0, stream.size], pa.int32()).buffers()[1]
+    blob = pa.Array.from_buffers(pa.binary(), 1, [None, offsets, stream])
+    return pa.record_batch(
+        [pa.array([table]), pa.array([batch.num_rows], pa.int64()), blob], schema=_PACKED_ARROW
+    )
+
+
+def packed_union(union: pa.Table, tables: Mapping[str, pa.Schema]) -> pa.Table:
+    """The union's rows as PACKED rows, a batch per table."""
+    names = union.column(TABLE)
+    batches = [
+        packed(conformed(rows, tables[name]), name)
+        for name in pc.unique(names).to_pylist()
+        for rows in union.filter(pc.equal(names, name)).combine_chunks().to_batches()
+    ]
+    return pa.Table.from_batches(batches, schema=_PACKED_ARROW)
+
+
+def unpacked(blobs: pa.Array) -> Iterator[pa.RecordBatch]:
+    """The batches PACKED's `_batch` values hold."""
+    for blob in blobs:
+        yield from pa.ipc.open_stream(blob.as_buffer())
+
+
+def table_frames(stage: DataFrame, tables: Mapping[str, StructType]) -> dict[str, DataFrame]:
+    """Each table's rows of a PACKED `stage`, in the table's schema."""
     return {
-        name: result.where(F.col(TABLE) == name).select(
-            *[F.col(f.name).cast(f.dataType) for f in schema.fields]
-        )
+        name: stage.where(F.col(TABLE) == name)
+        .select(BATCH)
+        .mapInArrow(functools.partial(_unpack, schema=to_arrow_schema(schema)), schema)
         for name, schema in tables.items()
     }
 
 
-def tagged_batch(batch: pa.RecordBatch, table: str, union: pa.Schema) -> pa.RecordBatch:
-    """`batch` (rows of `table`) as rows of the union: its columns cast to the union's
-    types, every other column null."""
-    rows = batch.num_rows
-    columns = [
-        pa.array([table] * rows, pa.string())
-        if field.name == TABLE
-        else batch.column(field.name).cast(field.type)
-        if field.name in batch.schema.names
-        else pa.nulls(rows, field.type)
-        for field in union
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=union)
+def _unpack(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        for rows in unpacked(batch.column(0)):
+            yield rows if rows.schema == schema else conformed(rows, schema)
+
+
+_PACKED_ARROW = to_arrow_schema(PACKED)

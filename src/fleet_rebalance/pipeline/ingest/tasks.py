@@ -1,7 +1,8 @@
 """The parse tasks: captures grouped into units and units into tasks by size; each
 task parses its captures (capture/bronze_batches.py) and hands every bronze table's rows
-back to Spark as Arrow, tagged with their table (pipeline/tagged.py), with one report
-per file; the driver then writes each table through delta-spark, one commit per table."""
+back to Spark as packed Arrow batches tagged with their table (pipeline/tagged.py), with
+one report per file; the driver then writes each table through delta-spark, one commit
+per table."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import pyarrow as pa
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StringType, StructField
 
 from fleet_rebalance.bin_packing import largest_first
 from fleet_rebalance.capture import store
@@ -40,9 +40,9 @@ log = logging.getLogger("fleet_rebalance.ingest")
 
 # The bronze tables the parse tasks fill (ingested_files is the driver's ledger).
 PARSED = {name: schema for name, schema in bronze.TABLES.items() if name != "ingested_files"}
+_ARROW = {name: to_arrow_schema(schema) for name, schema in PARSED.items()}
 # A file's report (capture/bronze_batches.py's summary) rides in the stage as JSON.
 REPORT_BODY = "_report"
-STAGE_SCHEMA = tagged.union_schema(PARSED, StructField(REPORT_BODY, StringType()))
 # One capture unit as the parse tasks get it: each file with its path as discovery
 # parsed it, so no task parses a path again.
 _UNIT_SCHEMA = (
@@ -54,7 +54,7 @@ _UNIT_SCHEMA = (
 def parse_captures(
     spark: SparkSession, config: Config, todo: dict[dt.date, list[RawFile]]
 ) -> DataFrame:
-    """The parse stage over the files of `todo` (STAGE_SCHEMA): every bronze table's
+    """The parse stage over the files of `todo` (tagged.PACKED): every bronze table's
     rows and one report per file, each tagged with its table."""
     units = [(u, day) for day, chosen in todo.items() for u in capture_units(chosen)]
     parse = functools.partial(
@@ -64,7 +64,6 @@ def parse_captures(
         log_timezone=config.capture.log_timezone,
         max_memory_mb=config.capture.max_memory_mb,
         guard=Guard.of(config.capture.max_inflated_mb, config.capture.max_inflation_ratio),
-        schema=to_arrow_schema(STAGE_SCHEMA),
     )
     # Whole captures per task (a capture's headers give its rows meaning, and its members
     # are completed from its offsets), several per task: hundreds of tiny tasks would
@@ -78,7 +77,7 @@ def parse_captures(
         len(slices),
     )
     captures = spark.sparkContext.parallelize(slices, len(slices)).flatMap(lambda chunk: chunk)
-    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, STAGE_SCHEMA)
+    return spark.createDataFrame(captures, _UNIT_SCHEMA).mapInArrow(parse, tagged.PACKED)
 
 
 def capture_units(files: list[RawFile]) -> list[list[RawFile]]:
@@ -147,7 +146,6 @@ def parse_partition(
     log_timezone: str,
     max_memory_mb: int,
     guard: Guard,
-    schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
     """Every table's rows, a parsed chunk at a time (an offsets file's rows come a
     chunk at a time: memory stays bounded), then this task's file reports."""
@@ -167,10 +165,10 @@ def parse_partition(
                 if table == FILE_REPORT:
                     reports.append(_json(out))
                 elif out.num_rows:
-                    yield tagged.tagged_batch(out, table, schema)
+                    yield tagged.packed(tagged.conformed(out, _ARROW[table]), table)
     if reports:
         body = pa.record_batch([pa.array(reports, pa.string())], names=[REPORT_BODY])
-        yield tagged.tagged_batch(body, FILE_REPORT, schema)
+        yield tagged.packed(body, FILE_REPORT)
 
 
 def _json(row: dict[str, Any]) -> str:
@@ -186,8 +184,9 @@ def _json_value(value: Any) -> Any:
 def file_reports(stage: DataFrame) -> list[str]:
     """The stage's file reports (JSON); the first action on the persisted stage, so
     it parses every file once."""
-    rows = stage.where(F.col(tagged.TABLE) == FILE_REPORT).select(REPORT_BODY).collect()
-    return [row[0] for row in rows]
+    rows = stage.where(F.col(tagged.TABLE) == FILE_REPORT).select(tagged.BATCH).collect()
+    blobs = pa.array([row[0] for row in rows], pa.binary())
+    return [report for batch in tagged.unpacked(blobs) for report in batch.column(0).to_pylist()]
 
 
 def write_bronze(
@@ -204,11 +203,11 @@ def write_bronze(
     for summary in summaries:
         rows.update(summary["table_rows"])
         reasons.update(summary["quarantine_reasons"])
-    if stage is None:
-        stage = warehouse.spark.createDataFrame([], STAGE_SCHEMA)
-    for name, frame in tagged.table_frames(stage, PARSED).items():
-        column = bronze.partition_column(name)
-        warehouse.replace_dates(frame, name, column, days, rows[name])
+    frames = tagged.table_frames(stage, PARSED) if stage is not None else {}
+    for name, schema in PARSED.items():
+        # A table with no rows writes an empty frame: no scan of the stage for nothing.
+        frame = frames[name] if rows[name] else warehouse.spark.createDataFrame([], schema)
+        warehouse.replace_dates(frame, name, bronze.partition_column(name), days, rows[name])
     for reason, count in reasons.most_common(10):
         log.info("quarantined %d line(s): %s", count, reason)
     return {name: rows[name] for name in PARSED}
