@@ -61,10 +61,9 @@ def run(
     result = per_group(spark, config, run_date, function).persist()
     warehouse = Warehouse(spark, config.warehouse)
     try:
-        rows = result.groupBy(tagged.TABLE).agg(F.sum(tagged.ROWS)).collect()
-        counts = {r[0]: r[1] for r in rows}
-        for name, frame in silver_frames(spark, config, run_date, result).items():
-            counts.setdefault(name, 0)
+        counts = {name: 0 for name in silver.TABLES} | tagged.row_counts(result)
+        frames = tagged.table_frames(result, silver.TABLES, counts, warehouse.write_tasks)
+        for name, frame in frames.items():
             warehouse.replace_dates(frame, name, "event_date", [run_date], counts[name])
     finally:
         result.unpersist()
@@ -103,13 +102,6 @@ def group_function(
         libraries=ClientLibraries(m.client_libraries),
         schema=to_arrow_schema(silver.union_schema()),
     )
-
-
-def silver_frames(
-    spark: SparkSession, config: Config, run_date: dt.date, result: DataFrame
-) -> dict[str, DataFrame]:
-    """Each silver table's rows from per_group's `result`, in its schema."""
-    return tagged.table_frames(result, silver.TABLES)
 
 
 def log_coverage(spark: SparkSession, config: Config, run_date: dt.date) -> dict[str, Coverage]:

@@ -14,7 +14,7 @@ once and each table selected from it, instead of running the stage per table. Tw
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -90,12 +90,29 @@ def unpacked(blobs: pa.Array) -> Iterator[pa.RecordBatch]:
         yield from pa.ipc.open_stream(blob.as_buffer())
 
 
-def table_frames(stage: DataFrame, tables: Mapping[str, StructType]) -> dict[str, DataFrame]:
-    """Each table's rows of a PACKED `stage`, in the table's schema."""
+def row_counts(stage: DataFrame) -> dict[str, int]:
+    """Rows per table of a PACKED `stage`."""
+    return {r[0]: r[1] for r in stage.groupBy(TABLE).agg(F.sum(ROWS)).collect()}
+
+
+def table_frames(
+    stage: DataFrame,
+    tables: Mapping[str, StructType],
+    rows: Mapping[str, int],
+    tasks: Callable[[int], int],
+) -> dict[str, DataFrame]:
+    """Each table's rows of a PACKED `stage` (`rows` of them), in the table's schema, in
+    tasks(rows) partitions. The packed rows are coalesced before they are unpacked: a
+    coalesce after would run one Python worker per partition of the stage in each task.
+    A table with no rows is an empty frame, with no scan of the stage."""
+    spark = stage.sparkSession
     return {
         name: stage.where(F.col(TABLE) == name)
         .select(BATCH)
+        .coalesce(tasks(rows[name]))
         .mapInArrow(functools.partial(_unpack, schema=to_arrow_schema(schema)), schema)
+        if rows.get(name)
+        else spark.createDataFrame([], schema)
         for name, schema in tables.items()
     }
 

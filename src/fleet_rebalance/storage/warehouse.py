@@ -112,6 +112,11 @@ class Warehouse:
         table's column comments on df's schema."""
         delta.write(commented_frame(df, name), self.root.child(name), self.context, **options)
 
+    def write_tasks(self, rows: int) -> int:
+        """How many write tasks (files) replace_dates gives `rows` rows."""
+        cores = self.spark.sparkContext.defaultParallelism
+        return max(math.ceil(rows / ROWS_PER_FILE), min(cores, rows // ROWS_PER_TASK), 1)
+
     def replace_dates(
         self, df: DataFrame, name: str, column: str, days: Sequence[dt.date], rows: int
     ) -> None:
@@ -120,10 +125,8 @@ class Warehouse:
         partitions. Coalesced, not shuffled: df is a persisted frame (a stage's table,
         filtered from its cache), so a coalesce's tasks only scan that cache, where a
         repartition would write and read every row once more."""
-        cores = self.spark.sparkContext.defaultParallelism
-        tasks = max(math.ceil(rows / ROWS_PER_FILE), min(cores, rows // ROWS_PER_TASK), 1)
         self.write(
-            df.coalesce(tasks),
+            df.coalesce(self.write_tasks(rows)),
             name,
             mode="overwrite",
             partition_by=(column,),

@@ -203,10 +203,10 @@ def write_bronze(
     for summary in summaries:
         rows.update(summary["table_rows"])
         reasons.update(summary["quarantine_reasons"])
-    frames = tagged.table_frames(stage, PARSED) if stage is not None else {}
-    for name, schema in PARSED.items():
-        # A table with no rows writes an empty frame: no scan of the stage for nothing.
-        frame = frames[name] if rows[name] else warehouse.spark.createDataFrame([], schema)
+    if stage is None:
+        stage = warehouse.spark.createDataFrame([], tagged.PACKED)
+    frames = tagged.table_frames(stage, PARSED, rows, warehouse.write_tasks)
+    for name, frame in frames.items():
         warehouse.replace_dates(frame, name, bronze.partition_column(name), days, rows[name])
     for reason, count in reasons.most_common(10):
         log.info("quarantined %d line(s): %s", count, reason)
