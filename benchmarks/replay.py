@@ -28,11 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyspark.sql.pandas.types import to_arrow_schema
-
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
-from fleet_rebalance.pipeline import ingest, replay, silver
+from fleet_rebalance.pipeline import ingest, replay, silver, tagged
 from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.spark.session import build_session
@@ -42,7 +40,7 @@ DAY = dt.date(2026, 11, 20)
 
 def floor(spark, config: Config) -> None:
     """The replay job's plan up to the group function, which returns no rows."""
-    empty = to_arrow_schema(silver.union_schema()).empty_table()
+    empty = tagged.packed_tables({})
     plan = replay.per_group(spark, config, DAY, lambda key, left, right: empty)
     plan.write.format("noop").mode("overwrite").save()
 

@@ -1,20 +1,23 @@
 """The replay behind the cogrouped Arrow UDF: the same rows as replay_group, as Spark
-would send them (instants as UTC timestamps, arrays as Arrow lists)."""
+would send them (instants as UTC timestamps, arrays as Arrow lists), each table's packed
+in its schema."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
 from test_replay_group import COLUMNS, DAY, at, lag_rows, member_row
+from test_tagged import unpacked
 
-from fleet_rebalance.pipeline import silver
+from fleet_rebalance.pipeline import silver, tagged
 from fleet_rebalance.replay import arrow_io
-from fleet_rebalance.replay.arrow_io import replay_group_arrow, table_of
-from fleet_rebalance.replay.group import replay_group
+from fleet_rebalance.replay.arrow_io import replay_group_arrow, tables_of
+from fleet_rebalance.replay.group import instants, replay_group
 
-SCHEMA = to_arrow_schema(silver.union_schema())
+TABLES = {name: to_arrow_schema(schema) for name, schema in silver.TABLES.items()}
 CAPTURES = pa.schema(
     [
         ("captured_at", pa.timestamp("us", tz="UTC")),
@@ -58,7 +61,7 @@ def test_rows_equal_replay_group_on_the_same_group():
     ]
     lags = lag_rows(left, [5, None, 7, 1]) + lag_rows(baseline, [1, 1, 1, 1])
     got = replay_group_arrow(
-        KEY, spark_side(captures, CAPTURES), spark_side(lags, LAGS), schema=SCHEMA, **KWARGS
+        KEY, spark_side(captures, CAPTURES), spark_side(lags, LAGS), tables=TABLES, **KWARGS
     )
     expected = replay_group(
         ("c", "g"),
@@ -67,13 +70,15 @@ def test_rows_equal_replay_group_on_the_same_group():
         columns=COLUMNS,
         **KWARGS,
     )
-    assert got.num_rows == len(expected) > 0
-    assert got.equals(pa.Table.from_pandas(expected, schema=SCHEMA, preserve_index=False))
-    assert set(got.column("_table").to_pylist()) == {
+    assert set(got.column(tagged.TABLE).to_pylist()) == {
         "rebalance_events",
         "assignment_replay",
         "replay_metrics",
     }
+    for name, schema in TABLES.items():
+        rows = expected[expected[tagged.TABLE] == name][schema.names]
+        want = pa.Table.from_pandas(rows, schema=schema, preserve_index=False).to_pylist()
+        assert unpacked(got, name, schema) == want
 
 
 def test_a_group_without_captures_gives_an_empty_table_of_the_schema():
@@ -81,10 +86,10 @@ def test_a_group_without_captures_gives_an_empty_table_of_the_schema():
         KEY,
         CAPTURES.empty_table(),
         spark_side(lag_rows(at(20, 0), [3]), LAGS),
-        schema=SCHEMA,
+        tables=TABLES,
         **KWARGS,
     )
-    assert got.num_rows == 0 and got.schema == SCHEMA
+    assert got.num_rows == 0 and got.schema == tagged.packed_tables({}).schema
 
 
 def test_nan_in_a_float_column_is_null():
@@ -92,7 +97,7 @@ def test_nan_in_a_float_column_is_null():
         {"_table": "replay_metrics", "lag_skew": float("nan"), "stickiness": 0.5},
         {"_table": "replay_metrics", "lag_skew": 2.0, "stickiness": None},
     ]
-    table = table_of(rows, SCHEMA)
+    table = tables_of(rows, TABLES)["replay_metrics"]
     assert table.column("lag_skew").to_pylist() == [None, 2.0]
     assert table.column("stickiness").to_pylist() == [0.5, None]
 
@@ -101,17 +106,16 @@ def test_a_row_arrow_cannot_hold_becomes_a_replay_error(monkeypatch):
     bad = [{"_table": "replay_metrics", "cluster": "c", "kept": "three"}]
     monkeypatch.setattr(arrow_io, "replay_rows", lambda *args, **kwargs: bad)
     got = replay_group_arrow(
-        KEY, CAPTURES.empty_table(), LAGS.empty_table(), schema=SCHEMA, **KWARGS
-    ).to_pylist()
-    assert [(r["_table"], r["cluster"], r["group_id"]) for r in got] == [
-        ("replay_errors", "c", "g")
-    ]
+        KEY, CAPTURES.empty_table(), LAGS.empty_table(), tables=TABLES, **KWARGS
+    )
+    assert got.column(tagged.TABLE).to_pylist() == ["replay_errors"]
+    got = unpacked(got, "replay_errors", TABLES["replay_errors"])
+    assert [(r["cluster"], r["group_id"]) for r in got] == [("c", "g")]
     assert "three" in got[0]["reason"]
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata"])
 def test_instants_reach_the_replay_as_naive_utc(zone):
     table = pa.table({"captured_at": pa.array([0], pa.timestamp("us", tz=zone))})
-    frame = arrow_io.frame_of(table)
-    assert frame["captured_at"].tolist() == [pd.Timestamp("1970-01-01 00:00:00")]
-    assert str(frame["captured_at"].dtype) == "datetime64[ns]"
+    times = instants(table.column("captured_at"))
+    assert times.tolist() == [0] and times.dtype == np.dtype("datetime64[ns]")

@@ -10,7 +10,6 @@ import pyarrow as pa
 import pytest
 
 from fleet_rebalance.pipeline import silver
-from fleet_rebalance.replay.arrow_io import frame_of
 from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.replay.rebalance_events import Coverage, group_history
 from fleet_rebalance.replay.snapshots import MemberSnapshot, Snapshot
@@ -140,7 +139,9 @@ def test_a_capture_that_repeats_the_previous_one_is_not_a_new_snapshot():
     lags = lag_rows(first, [0, 0]) + lag_rows(repeat, [3, 4]) + lag_rows(grown, [0, 0, 0])
     lags += lag_rows(moved, [0, 0, 0]) + lag_rows(again, [0, 0, 0]) + lag_rows(last, [0, 0, 0])
     frame = pd.DataFrame(lags, columns=["captured_at", "topic", "partition", "lag"])
-    snapshots = list(snapshots_from(pd.DataFrame(captures), LagIndex(frame), []))
+    index = LagIndex(pa.Table.from_pandas(frame, preserve_index=False))
+    rows = pa.Table.from_pandas(pd.DataFrame(captures), preserve_index=False)
+    snapshots = list(snapshots_from(rows, index, []))
     assert [s.captured_at for s in snapshots] == [first, grown, moved, last]
     assert [s.follows for s in snapshots[1:]] == [repeat, grown, again]
     assert [s.partition_counts for s in snapshots] == [{"orders": 2}] + [{"orders": 3}] * 3
@@ -156,7 +157,7 @@ MAX64 = (1 << 63) - 1
 def test_lags_at_int64s_edge_are_replayed_exactly_and_a_sum_past_it_is_null():
     """Given a group of one member owning two partitions whose lags are 2^63 - 1 and
     unknown at its first capture, then 2^63 - 1 and 1 at its second (lags handed over as
-    Arrow gives them: nullable int64, which numpy would make float64), Then lag_total is
+    Arrow gives them: nullable int64, which pandas would make float64), Then lag_total is
     2^63 - 1 exactly at the first (never 2^63 or -2^63) and null at the second, whose
     sum passes int64: a long column holds no more. Expected: MAX64, then None."""
     first, second = at(20, 0), at(20, 20)
@@ -172,7 +173,7 @@ def test_lags_at_int64s_edge_are_replayed_exactly_and_a_sum_past_it_is_null():
     out = replay_group(
         ("c", "g"),
         pd.DataFrame(captures),
-        frame_of(lags, exact=True),
+        lags,
         run_date=DAY,
         assignors=["observed"],
         topic_history={},

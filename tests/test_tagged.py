@@ -14,24 +14,27 @@ TABLES = {
 }
 
 
-def unpacked(table: pa.Table, name: str) -> list[dict]:
+def unpacked(table: pa.Table, name: str, schema: pa.Schema | None = None) -> list[dict]:
+    """`name`'s rows of a PACKED table, each batch checked to be in `schema` (TABLES')."""
     rows = table.filter(pc.equal(table.column(tagged.TABLE), name))
     batches = list(tagged.unpacked(rows.column(tagged.BATCH).combine_chunks()))
-    assert all(batch.schema == TABLES[name] for batch in batches)
+    assert all(batch.schema == (schema or TABLES[name]) for batch in batches)
     assert sum(rows.column(tagged.ROWS).to_pylist()) == sum(b.num_rows for b in batches)
     return [row for batch in batches for row in batch.to_pylist()]
 
 
-def test_a_union_packs_into_each_tables_rows_in_its_schema():
-    union = pa.table(
-        {
-            tagged.TABLE: ["a", "b", "a"],
-            "cluster": ["c1", "c2", "c3"],
-            "n": pa.array([1, None, 3], pa.int32()),  # cast to the table's int64
-            "at": pa.array([None, 5, None], pa.timestamp("us", tz="UTC")),
-        }
-    )
-    packed = tagged.packed_union(union, TABLES)
+def test_tables_pack_into_their_rows_in_their_schemas():
+    tables = {
+        "a": pa.Table.from_batches(
+            [
+                pa.record_batch({"cluster": ["c1"], "n": pa.array([1], pa.int64())}),
+                pa.record_batch({"cluster": ["c3"], "n": pa.array([3], pa.int64())}),
+            ]
+        ),
+        "b": pa.Table.from_pylist([{"cluster": "c2", "at": None}], TABLES["b"]),
+    }
+    packed = tagged.packed_tables(tables)
+    assert packed.num_rows == 2  # a table's batches travel as one
     assert unpacked(packed, "a") == [{"cluster": "c1", "n": 1}, {"cluster": "c3", "n": 3}]
     assert [row["cluster"] for row in unpacked(packed, "b")] == ["c2"]
 
@@ -42,6 +45,5 @@ def test_a_batch_without_a_column_packs_it_null():
     assert unpacked(packed, "b") == [{"cluster": "c1", "at": None}]
 
 
-def test_an_empty_union_packs_into_no_rows():
-    union = pa.table({tagged.TABLE: pa.array([], pa.string())})
-    assert tagged.packed_union(union, TABLES).num_rows == 0
+def test_no_tables_pack_into_no_rows():
+    assert tagged.packed_tables({}).num_rows == 0

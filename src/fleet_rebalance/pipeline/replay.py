@@ -1,7 +1,7 @@
 """Replay: bronze -> silver (rebalance_events, assignment_replay, replay_metrics,
 replay_errors) for one date, one cogrouped Arrow UDF call per (cluster, group_id):
-member rows on one side, per-partition lag rows on the other, each handed to the
-replay as one pandas frame (replay/arrow_io.py says why not applyInPandas).
+member rows on one side, per-partition lag rows on the other (replay/arrow_io.py says
+why not applyInPandas).
 
 Snapshots are a group's captures that can tell its membership, plus its last such
 capture of the previous date as the baseline; an Empty group shows up through its state
@@ -100,7 +100,7 @@ def group_function(
         coverage=log_coverage(spark, config, run_date),
         settings=Settings.of(m),
         libraries=ClientLibraries(m.client_libraries),
-        schema=to_arrow_schema(silver.union_schema()),
+        tables={name: to_arrow_schema(schema) for name, schema in silver.TABLES.items()},
     )
 
 
@@ -151,21 +151,17 @@ def _naive(at: dt.datetime) -> dt.datetime:
 def per_group(
     spark: SparkSession, config: Config, run_date: dt.date, function: Callable
 ) -> DataFrame:
-    """function(key, captures, lags) -> silver rows as an Arrow table (the silver
-    union's), once per (cluster, group_id), handed to Spark packed (tagged.PACKED)."""
+    """function(key, captures, lags) -> the silver rows packed (tagged.PACKED), once
+    per (cluster, group_id)."""
     keys = capture_keys(spark, config, run_date)
     captures = capture_rows(spark, config, run_date, keys).unionByName(
         log_rows(spark, config, run_date, keys), allowMissingColumns=True
     )
     lags = lag_rows(spark, config, run_date, keys)
-    tables = {name: to_arrow_schema(schema) for name, schema in silver.TABLES.items()}
     return (
         captures.groupBy("cluster", "group_id")
         .cogroup(lags.groupBy("cluster", "group_id"))
-        .applyInArrow(
-            lambda key, left, right: tagged.packed_union(function(key, left, right), tables),
-            tagged.PACKED,
-        )
+        .applyInArrow(function, tagged.PACKED)
     )
 
 

@@ -3,12 +3,12 @@ split back per table before Delta writes them.
 
 A stage that parses a capture (ingest) or replays a group (replay) makes the rows of
 every table at once; Spark writes one table per job, so the stage's output is persisted
-once and each table selected from it, instead of running the stage per table. Two forms:
-- the union: each row in the union of the tables' columns, as the replay of a group
-  makes them (its tests compare them whole);
-- packed: each Arrow batch of a table as one row holding its Arrow IPC stream, as the
-  stages hand them to Spark: Spark converts and caches only the packed rows, not tens
-  of mostly null columns per row, and each table's write unpacks only its own batches.
+once and each table selected from it, instead of running the stage per table. The
+stages hand them to Spark packed: each Arrow batch of a table as one row holding its
+Arrow IPC stream. Spark converts and caches only the packed rows, not tens of mostly
+null columns per row, and each table's write unpacks only its own batches. The union
+of the tables' columns (union_schema) is only the form the replay's plain-pandas oracle
+gives its rows in (replay/group.py replay_group).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -73,13 +72,12 @@ def packed(batch: pa.RecordBatch, table: str) -> pa.RecordBatch:
     )
 
 
-def packed_union(union: pa.Table, tables: Mapping[str, pa.Schema]) -> pa.Table:
-    """The union's rows as PACKED rows, a batch per table."""
-    names = union.column(TABLE)
+def packed_tables(tables: Mapping[str, pa.Table]) -> pa.Table:
+    """Each table's rows (by name) as PACKED rows, a batch each."""
     batches = [
-        packed(conformed(rows, tables[name]), name)
-        for name in pc.unique(names).to_pylist()
-        for rows in union.filter(pc.equal(names, name)).combine_chunks().to_batches()
+        packed(batch, name)
+        for name, table in tables.items()
+        for batch in table.combine_chunks().to_batches()
     ]
     return pa.Table.from_batches(batches, schema=_PACKED_ARROW)
 

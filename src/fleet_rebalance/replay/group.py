@@ -1,9 +1,9 @@
-"""One group's replay as a pandas function: capture rows and lag rows in, silver rows out.
+"""One group's replay: capture rows and lag rows in (Arrow), silver rows out.
 
 Called once per (cluster, group_id) by the replay job's cogrouped Arrow UDF (through
-replay/arrow_io.py) and, for the oracle test and the benchmarks, directly with plain
-pandas. Both inputs are flat columns, so
-Arrow converts them without building a Python object per nested value:
+replay/arrow_io.py) and, for the oracle test and the benchmarks, through replay_group
+with plain pandas. Both inputs are flat columns, read a column at a time (no pandas
+frame per group):
 - captures: one row per member per usable capture (captured_at, state,
   assignment_strategy, consumer_id, group_instance_id, host, client_id, subscription,
   assigned_topics, assigned_partitions; assigned_* null when the assignment was not
@@ -17,8 +17,9 @@ A topic's partition count is the larger of the nearest preceding topics capture'
 capture's offsets plus one: partitions are only ever added, topics captures are often
 hourly, and an added partition shows in the offsets view once it is assigned.
 
-Memory bound: the worker holds the group's two Arrow-converted frames (about 40 bytes
-per lag row and per member row plus its assigned partitions), the snapshots of the
+Memory bound: the worker holds the group's Arrow inputs, its member rows as Python
+values and its lags as numpy columns (about 40 bytes per lag row and per member row
+plus its assigned partitions), the snapshots of the
 previous and current capture, per assignor one assignment, and a lag dict only for the
 event being replayed; nothing else grows with the number of captures or events.
 Measured for 5,000 members x 50,000 partitions x 144 captures (7.2M lag rows) under
@@ -39,6 +40,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.replay.assignor_runs import replay_events
@@ -54,17 +57,27 @@ OWN_ASSIGNMENT = (GroupType.SHARE, GroupType.STREAMS)  # group types no consumer
 
 
 def replay_group(
-    key: tuple, captures: pd.DataFrame, lags: pd.DataFrame, *, columns: list[str], **replay: Any
+    key: tuple,
+    captures: pd.DataFrame | pa.Table,
+    lags: pd.DataFrame | pa.Table,
+    *,
+    columns: list[str],
+    **replay: Any,
 ) -> pd.DataFrame:
-    """replay_rows (same keywords) as a frame of `columns`, the silver union's."""
+    """replay_rows (same keywords) as a frame of `columns`, the silver union's; the
+    inputs as pandas too (NaN or None: unknown)."""
+    captures, lags = (
+        pa.Table.from_pandas(t, preserve_index=False) if isinstance(t, pd.DataFrame) else t
+        for t in (captures, lags)
+    )
     frame = pd.DataFrame(replay_rows(key, captures, lags, **replay), columns=columns, dtype=object)
     return frame.astype(object).where(frame.notna(), None)  # NaN is not a missing array
 
 
 def replay_rows(
     key: tuple,
-    captures: pd.DataFrame,
-    lags: pd.DataFrame,
+    captures: pa.Table,
+    lags: pa.Table,
     *,
     run_date: dt.date,
     assignors: list[str],
@@ -83,13 +96,16 @@ def replay_rows(
     common = {"cluster": cluster, "group_id": group, "event_date": run_date}
     rows: list[dict[str, Any]] = []
     try:
-        is_log = captures["_kind"] == LOG if "_kind" in captures else None
-        logs = _log_rows(captures[is_log]) if is_log is not None else []
-        members = captures[~is_log] if is_log is not None else captures
-        if members.empty:  # offsets or logs without a usable members capture
+        logs: list[dict[str, Any]] = []
+        members = captures
+        if "_kind" in captures.column_names:
+            is_log = pc.fill_null(pc.equal(captures.column("_kind"), LOG), False)
+            logs = _log_rows(captures.filter(is_log))
+            members = captures.filter(pc.invert(is_log))
+        if not members.num_rows:  # offsets or logs without a usable members capture
             return rows
         # The lags of the group's captures only (the job hands over its other ones too).
-        index = LagIndex(lags[lags["captured_at"].isin(members["captured_at"])])
+        index = LagIndex(lags, instants(members.column("captured_at")))
         snapshots = fill_unknown_subscriptions(
             snapshots_from(members, index, topic_history.get(cluster, []))
         )
@@ -115,13 +131,14 @@ def replay_rows(
     return rows
 
 
-def _own_assignment(members: pd.DataFrame) -> bool:
+def _own_assignment(members: pa.Table) -> bool:
     """A share group (its members share partitions) or a streams group (the streams
     assignor hands out tasks): its rebalances and their causes are replayed like a
     consumer group's, but no consumer assignor's replay of it means anything."""
-    if "group_type" not in members:
+    if "group_type" not in members.column_names:
         return False
-    return bool(members["group_type"].isin(OWN_ASSIGNMENT).any())
+    kinds = members.column("group_type").cast(pa.string())
+    return bool(pc.any(pc.is_in(kinds, pa.array(OWN_ASSIGNMENT, pa.string()))).as_py())
 
 
 def error_row(key: tuple, run_date: dt.date, exc: BaseException) -> dict[str, Any]:
@@ -138,21 +155,31 @@ def error_row(key: tuple, run_date: dt.date, exc: BaseException) -> dict[str, An
 
 
 class LagIndex:
-    """A group's lag rows sorted by capture: the highest partition per topic for every
-    capture (small), and a capture's lags (or log-end offsets) built only when an event
-    needs them."""
+    """A group's lag rows (Arrow) sorted by capture: the highest partition per topic for
+    every capture (small), and a capture's lags (or log-end offsets) built only when an
+    event needs them. `captures`: the capture times (datetime64[ns]) whose rows count;
+    a row without its topic or partition names no partition."""
 
-    def __init__(self, lags: pd.DataFrame) -> None:
-        times = lags["captured_at"].to_numpy(dtype="datetime64[ns]")
-        topic_codes, topic_names = pd.factorize(lags["topic"])
-        partitions = lags["partition"].to_numpy(dtype=np.int64)
+    def __init__(self, lags: pa.Table, captures: np.ndarray | None = None) -> None:
+        times = instants(lags.column("captured_at"))
+        keep = lags.column("topic").is_valid().to_numpy(zero_copy_only=False)
+        keep &= lags.column("partition").is_valid().to_numpy(zero_copy_only=False)
+        if captures is not None:
+            keep &= np.isin(times, captures)
+        lags = lags.filter(pa.array(keep))
+        times = times[keep]
+        topics = pc.dictionary_encode(lags.column("topic").cast(pa.string())).combine_chunks()
+        topic_codes = topics.indices.to_numpy(zero_copy_only=False)
+        partitions = lags.column("partition").cast(pa.int64()).to_numpy()
         order = np.lexsort((partitions, topic_codes, times))  # by capture, topic, partition
+        names = topics.dictionary.to_numpy(zero_copy_only=False)
         self._times = times[order]
-        self._topics = topic_names.to_numpy(dtype=object)[topic_codes[order]]
+        self._topics = names[topic_codes[order]]
         self._partitions = partitions[order]
-        self._lags = _exact(lags["lag"], order)
-        self._ends = _exact(lags["log_end_offset"], order) if "log_end_offset" in lags else None
-        self.topics = set(topic_names)
+        self._lags = _exact(lags.column("lag"), order)
+        ends = "log_end_offset" in lags.column_names
+        self._ends = _exact(lags.column("log_end_offset"), order) if ends else None
+        self.topics = set(names.tolist())
         self.highest: dict[np.datetime64, dict[str, int]] = {}
         if len(order):
             # The last row of each (capture, topic) run holds its highest partition.
@@ -191,12 +218,23 @@ class LagIndex:
         return dict(zip(keys, values[lo:hi][known].tolist(), strict=True))
 
 
-def _exact(column: pd.Series, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def instants(column: pa.ChunkedArray) -> np.ndarray:
+    """Instants as naive UTC datetime64[ns], whatever their unit and zone (a column of
+    nulls only, as pandas hands over an empty frame's, has no unit)."""
+    if not pa.types.is_timestamp(column.type):
+        column = column.cast(pa.timestamp("ns"))
+    elif column.type.tz is not None:
+        column = column.cast(pa.timestamp(column.type.unit))
+    return column.to_numpy().astype("datetime64[ns]")
+
+
+def _exact(column: pa.ChunkedArray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """An offsets column as int64 values and where they are known, in `order`: never
     through float64, which holds integers exactly only up to 2^53 (a lag of 2^63 - 1
     would come back as -2^63)."""
-    known = column.notna().to_numpy(dtype=bool)
-    return column.fillna(0).to_numpy(dtype=np.int64)[order], known[order]
+    column = column.cast(pa.int64())
+    known = column.is_valid().to_numpy(zero_copy_only=False)
+    return pc.fill_null(column, 0).to_numpy()[order], known[order]
 
 
 SNAPSHOT_COLUMNS = (
@@ -212,11 +250,10 @@ SNAPSHOT_COLUMNS = (
     "assigned_partitions",
 )
 ARRAYS = SNAPSHOT_COLUMNS.index("subscription")  # the array cells' first column
-FROZEN = len(SNAPSHOT_COLUMNS)  # where snapshots_from puts their frozen copies
 
 
 def snapshots_from(
-    captures: pd.DataFrame, index: LagIndex, history: TopicHistory
+    captures: pa.Table, index: LagIndex, history: TopicHistory
 ) -> Iterator[Snapshot]:
     """Snapshots in capture order, one at a time. A capture that repeats the previous
     one exactly (state, strategy, partition counts, every member row) is not yielded:
@@ -229,18 +266,15 @@ def snapshots_from(
     # Members in the capture's order: the coordinator's member map order, which the
     # leader's JoinGroup response had too (java.py: it decides HashMap bucket ties).
     order = ["captured_at", "line_number", "consumer_id"]
-    ordered = captures.sort_values([c for c in order if c in captures], kind="stable")
-    # Capture times as codes: iterating a datetime column builds a Timestamp per row.
-    codes, stamps = pd.factorize(ordered["captured_at"])
-    instants = pd.DatetimeIndex(stamps).to_pydatetime()
-    columns = [codes.tolist(), *(ordered[c].tolist() for c in SNAPSHOT_COLUMNS[1:])]
-    # The array cells (subscription, assignment) as values that compare by content,
-    # for telling a repeat: a column at a time, after the columns _snapshot reads.
-    columns += [[_frozen(cell) for cell in column] for column in columns[ARRAYS:]]
+    ordered = captures.sort_by([(c, "ascending") for c in order if c in captures.column_names])
+    # Capture times as codes (the rows are in time order), each time once as a datetime.
+    stamps, codes = np.unique(instants(ordered.column("captured_at")), return_inverse=True)
+    at_code = stamps.astype("datetime64[us]").tolist()
+    columns = [codes.tolist(), *(ordered.column(c).to_pylist() for c in SNAPSHOT_COLUMNS[1:])]
     # Captures whose members view the tool warned was taken mid-rebalance.
     warned = (
-        set(codes[ordered["rebalancing"].eq(True).to_numpy()].tolist())  # null: no warning
-        if "rebalancing" in ordered
+        set(codes[_true(ordered.column("rebalancing"))].tolist())  # null: no warning
+        if "rebalancing" in ordered.column_names
         else set()
     )
     # A topics capture counts every topic of the cluster; the group needs its own.
@@ -251,7 +285,7 @@ def snapshots_from(
     repeat: tuple | None = None  # the last capture, when it repeats the one before
     for code, group in itertools.groupby(zip(*columns, strict=True), key=lambda r: r[0]):
         members = list(group)
-        at, before = instants[code], last
+        at, before = at_code[code], last
         last = at
         counts = dict(index.highest.get(np.datetime64(at, "ns"), {}))
         if not counts:  # nothing of the group in its offsets view: its members view's
@@ -271,7 +305,7 @@ def snapshots_from(
             strategy,
             code in warned,
             counts,
-            [r[3:ARRAYS] + r[FROZEN:] for r in members],
+            [r[3:] for r in members],
         )
         if signature == previous:
             repeat = (at, members, counts, before, code in warned)
@@ -292,7 +326,7 @@ def _snapshot(
     _, state, strategy = members[0][:3]
     return Snapshot(
         at,
-        tuple(_member(*r[3:FROZEN]) for r in members if _text(r[3])),
+        tuple(_member(*r[3:]) for r in members if _text(r[3])),
         _text(state),
         _text(strategy),
         counts,
@@ -313,11 +347,10 @@ def _assigned_counts(members: list[tuple]) -> dict[str, int]:
     return counts
 
 
-def _frozen(value: Any) -> Any:
-    """A cell as a value that compares by content (arrays compare element-wise)."""
-    if isinstance(value, np.ndarray):
-        return value.tobytes() if value.dtype != object else tuple(value)
-    return value
+def _true(column: pa.ChunkedArray) -> np.ndarray:
+    """Where a boolean column is true (null: not)."""
+    flags = pc.fill_null(column.cast(pa.bool_()), False)
+    return flags.to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _member(
@@ -430,11 +463,14 @@ def _recorded(
         yield replace(event, snapshot=replace(snapshot, lags=lags), rates=rates)
 
 
-def _log_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def _log_rows(lines: pa.Table) -> list[dict[str, Any]]:
     """The group's coordinator log lines as generations.group_generations reads them."""
-    ordered = frame.sort_values("captured_at", kind="stable")
-    times = [t.to_pydatetime() for t in ordered["captured_at"]]
-    generations = ordered["generation"].tolist()
+    ordered = lines.sort_by("captured_at")
+    times = instants(ordered.column("captured_at")).astype("datetime64[us]").tolist()
+
+    def column(name: str) -> list[Any]:
+        return ordered.column(name).to_pylist()
+
     return [
         {
             "logged_at": at,
@@ -446,11 +482,11 @@ def _log_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
         }
         for at, event, g, member, reason, line in zip(
             times,
-            ordered["event"].tolist(),
-            generations,
-            ordered["member_id"].tolist(),
-            ordered["reason"].tolist(),
-            ordered["line"].tolist(),
+            column("event"),
+            column("generation"),
+            column("member_id"),
+            column("reason"),
+            column("line"),
             strict=True,
         )
     ]
