@@ -30,7 +30,7 @@ from pathlib import Path
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.generate.fleet import FleetSpec, write_fleet
-from fleet_rebalance.pipeline import ingest, replay, silver, tagged
+from fleet_rebalance.pipeline import ingest, replay, silver
 from fleet_rebalance.replay.assignor_runs import default_assignors
 from fleet_rebalance.replay.group import replay_group
 from fleet_rebalance.spark.session import build_session
@@ -40,8 +40,7 @@ DAY = dt.date(2026, 11, 20)
 
 def floor(spark, config: Config) -> None:
     """The replay job's plan up to the group function, which returns no rows."""
-    empty = tagged.packed_tables({})
-    plan = replay.per_group(spark, config, DAY, lambda key, left, right: empty)
+    plan = replay.per_group(spark, config, DAY, lambda key, left, right: {})
     plan.write.format("noop").mode("overwrite").save()
 
 
@@ -100,7 +99,7 @@ def main() -> int:
         columns = silver.union_schema().fieldNames()
         assignors = default_assignors()
         shared = dict(replay.group_function(spark, config, DAY, assignors).keywords)
-        del shared["schema"]
+        del shared["tables"]
         key = ["cluster", "group_id"]
         lag_groups = dict(list(lags.groupby(key)))
         groups = [(k, f, lag_groups.get(k, lags.iloc[:0])) for k, f in captures.groupby(key)]

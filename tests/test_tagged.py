@@ -14,11 +14,10 @@ TABLES = {
 }
 
 
-def unpacked(table: pa.Table, name: str, schema: pa.Schema | None = None) -> list[dict]:
-    """`name`'s rows of a PACKED table, each batch checked to be in `schema` (TABLES')."""
+def unpacked(table: pa.Table, name: str) -> list[dict]:
     rows = table.filter(pc.equal(table.column(tagged.TABLE), name))
     batches = list(tagged.unpacked(rows.column(tagged.BATCH).combine_chunks()))
-    assert all(batch.schema == (schema or TABLES[name]) for batch in batches)
+    assert all(batch.schema == TABLES[name] for batch in batches)
     assert sum(rows.column(tagged.ROWS).to_pylist()) == sum(b.num_rows for b in batches)
     return [row for batch in batches for row in batch.to_pylist()]
 

@@ -156,7 +156,11 @@ def test_the_replays_generations_are_the_timelines_rows(spark, clean_nightly):
     expected = [
         row
         for (cluster, group), frame in logs.groupby(["cluster", "group_id"], sort=True)
-        for row in timeline_rows((cluster, group), group_generations(replay_log_rows(frame)), DAY)
+        for row in timeline_rows(
+            (cluster, group),
+            group_generations(replay_log_rows(pa.Table.from_pandas(frame, preserve_index=False))),
+            DAY,
+        )
     ]
     assert len({(r["cluster"], r["group_id"]) for r in expected}) >= 20
     assert {r["protocol"] for r in expected} == {"classic", "consumer"}

@@ -151,8 +151,8 @@ def _naive(at: dt.datetime) -> dt.datetime:
 def per_group(
     spark: SparkSession, config: Config, run_date: dt.date, function: Callable
 ) -> DataFrame:
-    """function(key, captures, lags) -> the silver rows packed (tagged.PACKED), once
-    per (cluster, group_id)."""
+    """function(key, captures, lags) -> each silver table's rows (Arrow, by name), once
+    per (cluster, group_id), handed to Spark packed (tagged.PACKED)."""
     keys = capture_keys(spark, config, run_date)
     captures = capture_rows(spark, config, run_date, keys).unionByName(
         log_rows(spark, config, run_date, keys), allowMissingColumns=True
@@ -161,7 +161,10 @@ def per_group(
     return (
         captures.groupBy("cluster", "group_id")
         .cogroup(lags.groupBy("cluster", "group_id"))
-        .applyInArrow(function, tagged.PACKED)
+        .applyInArrow(
+            lambda key, left, right: tagged.packed_tables(function(key, left, right)),
+            tagged.PACKED,
+        )
     )
 
 

@@ -1,5 +1,5 @@
 """replay_rows behind a cogrouped Arrow UDF: Arrow tables in, each silver table's rows
-packed out (pipeline/tagged.py).
+out as an Arrow table in its own schema (which the job packs: pipeline/tagged.py).
 
 applyInPandas converts every column of every group to pandas, one Series at a time,
 and the result back the same way; with many small groups that bookkeeping cost more
@@ -16,8 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fleet_rebalance.pipeline import tagged
-from fleet_rebalance.replay.group import error_row, replay_rows
+from fleet_rebalance.replay.group import TABLE, error_row, replay_rows
 
 
 def replay_group_arrow(
@@ -28,15 +27,15 @@ def replay_group_arrow(
     run_date: Any,
     tables: Mapping[str, pa.Schema],
     **replay: Any,
-) -> pa.Table:
-    """The silver rows of one (cluster, group_id) as tagged.PACKED rows, each table's
-    in its schema (`tables`); `replay`: replay_rows' other keywords."""
+) -> dict[str, pa.Table]:
+    """The silver rows of one (cluster, group_id), a table each (by name), in its
+    schema (`tables`); `replay`: replay_rows' other keywords."""
     plain = tuple(k.as_py() for k in key)
     rows = replay_rows(plain, captures, lags, run_date=run_date, **replay)
     try:
-        return tagged.packed_tables(tables_of(rows, tables))
+        return tables_of(rows, tables)
     except (pa.ArrowException, TypeError, ValueError) as exc:  # a row Arrow cannot hold
-        return tagged.packed_tables(tables_of([error_row(plain, run_date, exc)], tables))
+        return tables_of([error_row(plain, run_date, exc)], tables)
 
 
 def tables_of(
@@ -46,7 +45,7 @@ def tables_of(
     schema; NaN in a float column is null, as it was when pandas held the rows."""
     found: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
-        found.setdefault(row[tagged.TABLE], []).append(row)
+        found.setdefault(row[TABLE], []).append(row)
     return {
         name: _nan_as_null(pa.Table.from_pylist(of, tables[name])) for name, of in found.items()
     }

@@ -53,6 +53,7 @@ from fleet_rebalance.vocabulary import GroupType
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 LOG = "log"  # captures-side `_kind` of a coordinator log line
+TABLE = "_table"  # the key naming a silver row's table (the union's first column)
 OWN_ASSIGNMENT = (GroupType.SHARE, GroupType.STREAMS)  # group types no consumer assignor replays
 
 
@@ -125,7 +126,7 @@ def replay_rows(
                 values["partitions"] = [
                     {"topic": t, "partition": p} for t, p in values["partitions"]
                 ]
-            rows.append({"_table": row.table, **common, **values})
+            rows.append({TABLE: row.table, **common, **values})
     except Exception as exc:
         return [error_row(key, run_date, exc)]
     return rows
@@ -144,7 +145,7 @@ def _own_assignment(members: pa.Table) -> bool:
 def error_row(key: tuple, run_date: dt.date, exc: BaseException) -> dict[str, Any]:
     cluster, group = key
     return {
-        "_table": "replay_errors",
+        TABLE: "replay_errors",
         "cluster": cluster,
         "group_id": group,
         "event_date": run_date,
@@ -434,7 +435,7 @@ def _recorded(
         snapshot = event.snapshot
         rows.append(
             {
-                "_table": "rebalance_events",
+                TABLE: "rebalance_events",
                 **common,
                 "event_seq": event.seq,
                 "event_at": event.at,
