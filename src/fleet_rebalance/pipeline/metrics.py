@@ -38,7 +38,7 @@ from fleet_rebalance.metrics.rollups import skew, stickiness
 from fleet_rebalance.metrics.static_what_if import static_what_if
 from fleet_rebalance.metrics.streams_tasks import task_movements
 from fleet_rebalance.metrics.timeline import rebalance_timeline
-from fleet_rebalance.pipeline import gold
+from fleet_rebalance.pipeline import gold, tagged
 from fleet_rebalance.storage.warehouse import Reads, Warehouse
 from fleet_rebalance.vocabulary import GroupType
 
@@ -215,7 +215,6 @@ def context_frame(table: Reads, run_date: dt.date) -> DataFrame:
 # partition's windows, which needs no other topic: one shuffle of the offsets samples
 # serves all three (it is most of their cost).
 PER_TOPIC = ("lag_distribution", "log_end_quarantine", "consumer_status")
-TABLE_TAG = "_table"
 
 
 def _per_topic_schema() -> StructType:
@@ -224,7 +223,7 @@ def _per_topic_schema() -> StructType:
     for name in PER_TOPIC:
         for field in gold.TABLES[name].fields:
             fields.setdefault(field.name, field)
-    return StructType([*fields.values(), StructField(TABLE_TAG, StringType())])
+    return StructType([*fields.values(), StructField(tagged.TABLE, StringType())])
 
 
 def per_topic_frame(
@@ -239,7 +238,7 @@ def per_topic_frame(
 
     def per_topic(table: pa.Table, schema: pa.Schema) -> pa.Table:
         tables = lags.topic_tables(table, run_date)  # the two tables of rows
-        rows = [{**row, TABLE_TAG: name} for name, found in tables.items() for row in found]
+        rows = [{**row, tagged.TABLE: name} for name, found in tables.items() for row in found]
         parts = [pa.Table.from_pylist(rows, schema)]
         if intervals is not None:
             for columns in status.topic_consumer_status(table, run_date, intervals, allowed_lag):
@@ -256,7 +255,7 @@ def _tagged(table: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
     n = table.num_rows
     columns = [
         pa.array([name] * n, f.type)
-        if f.name == TABLE_TAG
+        if f.name == tagged.TABLE
         else table[f.name]
         if f.name in table.column_names
         else pa.nulls(n, f.type)
@@ -266,7 +265,7 @@ def _tagged(table: pa.Table, schema: pa.Schema, name: str) -> pa.Table:
 
 
 def _per_topic_table(per_topic: DataFrame, name: str) -> DataFrame:
-    return per_topic.where(F.col(TABLE_TAG) == name).select(*gold.TABLES[name].fieldNames())
+    return per_topic.where(F.col(tagged.TABLE) == name).select(*gold.TABLES[name].fieldNames())
 
 
 def lag_distribution(samples: DataFrame, run_date: dt.date) -> DataFrame:

@@ -53,7 +53,8 @@ from fleet_rebalance.vocabulary import GroupType
 
 TopicHistory = list[tuple[dt.datetime, dict[str, int]]]
 LOG = "log"  # captures-side `_kind` of a coordinator log line
-TABLE = "_table"  # the key naming a silver row's table (the union's first column)
+TABLE = "_table"  # the key naming a silver row's table: pipeline/tagged.py's TABLE, which this
+# pure module cannot import (it imports Spark)
 OWN_ASSIGNMENT = (GroupType.SHARE, GroupType.STREAMS)  # group types no consumer assignor replays
 
 
