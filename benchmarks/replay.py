@@ -6,7 +6,7 @@ captures), ingests it, then times on local[1]: the replay job (snapshots, one co
 Arrow UDF call per group, silver writes) and, in-process, replay_group on the same snapshot rows
 (collected once beforehand), with what the job gives every group (topic counts and
 ids, the clusters' logged hours: every logged generation is replayed). Prints medians
-of `--repeat` runs. Target ratio <= 1.3x. `--profile N` also profiles the plain
+of `--repeat` runs. Target ratio <= 1.5x (issue 54). `--profile N` also profiles the plain
 Python replay and prints its N most expensive functions (cumulative) and the time per
 module of the package: where the replay's time goes.
 It also times the job's floor: the same reads, shuffle and cogrouped Arrow hand-off
@@ -127,7 +127,7 @@ def main() -> int:
         print(f"plain python: median {local_s:6.2f} s  {events / local_s:8.1f} events/s/core")
         floor_s = statistics.median(floor_times)
         print(f"floor (no-op UDF): median {floor_s:6.2f} s")
-        print(f"ratio spark/python: {spark_s / local_s:.2f} (target <= 1.3)")
+        print(f"ratio spark/python: {spark_s / local_s:.2f} (target <= 1.5)")
         print(f"ratio floor/python: {floor_s / local_s:.2f}")
         if args.profile:
             profile(groups, columns, shared, args.profile)
