@@ -7,6 +7,7 @@ from fleet_rebalance.assignors.java import (
     JavaHashMap,
     hashmap_order,
     java_abs,
+    member_order,
     string_hash,
     string_key,
     topic_partition_hash,
@@ -44,6 +45,16 @@ def test_colliding_keys_keep_insertion_order():
     assert string_hash("Aa") == string_hash("BB")
     assert hashmap_order(["BB", "Aa"], string_hash) == ["BB", "Aa"]
     assert hashmap_order(["Aa", "BB"], string_hash) == ["Aa", "BB"]
+
+
+def test_member_order_is_the_hashmaps_each_time_it_is_asked():
+    # Remembered per list of members; each caller gets its own list to change.
+    members = {"BB": 1, "c-2": 2, "Aa": 3}
+    first = member_order(members)
+    assert first == hashmap_order(list(members), string_hash)
+    first.clear()
+    assert member_order(members) == hashmap_order(list(members), string_hash)
+    assert member_order(["Aa", "BB"]) == ["Aa", "BB"]  # another list, its own order
 
 
 def test_resize_reorders_by_bucket():

@@ -189,4 +189,11 @@ def _bucket_counts(spreads: list[int], cap: int) -> dict[int, int]:
 
 def member_order(member_ids: Iterable[str]) -> list[str]:
     """The leader's `new HashMap<>()` of subscriptions, filled in JoinGroup order."""
-    return hashmap_order(member_ids, string_hash)
+    return list(_member_order(tuple(member_ids)))
+
+
+@lru_cache(maxsize=256)
+def _member_order(member_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """member_order per list of members: a replay asks for the same members' order at
+    every event, once per assignor that needs it."""
+    return tuple(hashmap_order(member_ids, string_hash))
