@@ -266,6 +266,54 @@ def test_topics_describe_all_versions():
     assert (legacy["topic"], legacy["topic_id"]) == ("legacy", None)
 
 
+def test_a_field_read_without_the_key_search_is_what_the_key_search_reads():
+    """_one_field answers for a tab's field only where _split_field (the search for every
+    known key in it) gives the same one pair: every combination of spaces, key (known,
+    unknown, damaged), separator and value (a word, empty, a list, one holding a key or a
+    blank) below. The common shapes take the short path."""
+    from itertools import product
+
+    from fleet_rebalance.capture.topics import KEYS, _one_field, _split_field
+
+    keys = [*KEYS, "Foo", "Topic Id", "Leader ", "\rLeader", "leader", "Configs ", ""]
+    values = ["1", "2,1,3", "", "N/A", "none", "Isr:3", "Isr: 3", "a b", "x Leader: 2"]
+    values += ["segment.bytes=1 cleanup.policy=delete", " ", "3 ", "Topic:", ":", "1:2"]
+    short = 0
+    for lead, key, sep, value in product(["", " ", "  "], keys, [":", ": ", ":  ", ""], values):
+        part = lead + key + sep + value
+        name, read = _one_field(part)
+        if name is None:
+            continue
+        short += 1
+        searched: dict[str, str] = {}
+        _split_field(part, searched)
+        assert searched == {name: read}, part
+    assert _one_field("Partition: 0") == ("Partition", "0")
+    assert _one_field("Replicas: 2,1,3") == ("Replicas", "2,1,3")
+    assert _one_field("Configs: a=1 b=2") == ("Configs", "a=1 b=2")
+    assert _one_field("Leader: 1 Isr: 2") == (None, "")  # spaces for tabs: the search's
+    assert short > 1000
+
+
+def test_a_broker_list_read_at_once_is_what_each_ids_check_reads():
+    """BROKER_LIST takes only lists whose every id _broker accepts, with the same value;
+    the rest (a 10-digit id, a leading zero, a sign, an empty id, other digits) go
+    through _broker's checks and their reasons."""
+    from fleet_rebalance.capture.numbers import NumberError
+    from fleet_rebalance.capture.topics import BROKER_LIST, _broker, _brokers
+
+    taken = ["0", "1", "1,2,3", "999999999", "3,0,999999999"]
+    refused = ["2147483647", "01", "+1", "-1", "1,,2", "1,2,", "1 ", "\u0661", "1,2a", ","]
+    for text in taken:
+        assert BROKER_LIST.match(text), text
+        assert _brokers({"Isr": text}, "Isr") == [_broker(b, "id") for b in text.split(",")]
+    for text in refused:
+        assert not BROKER_LIST.match(text), text
+    assert _brokers({"Isr": "2147483647"}, "Isr") == [2147483647]
+    with pytest.raises(NumberError, match="Isr broker id is not a number"):
+        _brokers({"Isr": "1,,2"}, "Isr")
+
+
 LOG = """[2024-11-18 09:40:05,171] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance with old generation 41 (__consumer_offsets-44) (reason: Removing member c-1 on LeaveGroup; client reason: the consumer is being closed) (kafka.coordinator.group.GroupCoordinator)
 [2024-11-18 09:40:05,172] INFO [GroupCoordinator 1]: Member MemberMetadata(memberId=c-1, groupInstanceId=None, clientId=c, clientHost=/10.0.0.1, sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range, cooperative-sticky)) has left group orders through explicit `LeaveGroup`; client reason: the consumer is being closed (kafka.coordinator.group.GroupCoordinator)
 [2024-11-18 09:40:08,002] INFO [GroupCoordinator 1]: Stabilized group orders generation 42 (__consumer_offsets-44) with 2 members (kafka.coordinator.group.GroupCoordinator)

@@ -39,6 +39,9 @@ KEYS = (
 KEY = re.compile(
     r"(?<![^ \t])(" + "|".join(re.escape(k) for k in sorted(KEYS, key=len, reverse=True)) + "):"
 )
+# Broker ids as Kafka prints them that _broker accepts: canonical, not negative, and
+# of at most 9 digits, so within an int32.
+BROKER_LIST = re.compile(r"(?:0|[1-9][0-9]{0,8})(?:,(?:0|[1-9][0-9]{0,8}))*\Z", re.ASCII)
 FREE_TEXT = "Configs"
 SPACES_FOR_TABS = "topics lines with spaces for tabs (read by their Key: names)"
 
@@ -51,19 +54,44 @@ def _fields(line: str) -> dict[str, str]:
     """The line's `Key: value` pairs, by tab, then by the known keys within a field."""
     fields: dict[str, str] = {}
     for part in line.split("\t"):
-        keys = list(KEY.finditer(part))
-        if not keys or part[: keys[0].start()].strip(BLANKS):
-            key, sep, value = part.partition(":")
-            if sep:
-                fields[key.strip(BLANKS)] = value.strip(BLANKS)
-            continue
-        for this, following in zip(keys, [*keys[1:], None], strict=True):
-            if this.group(1) == FREE_TEXT:
-                fields[FREE_TEXT] = part[this.end() :].strip(BLANKS)
-                break
-            end = following.start() if following else len(part)
-            fields[this.group(1)] = part[this.end() : end].strip(BLANKS)
+        key, value = _one_field(part)
+        if key is not None:
+            fields[key] = value
+        else:
+            _split_field(part, fields)
     return fields
+
+
+def _one_field(part: str) -> tuple[str | None, str]:
+    """A tab's field as _split_field reads it when it holds one known key and one word
+    (how Kafka prints every field), without its search for more keys: no key can follow
+    where no blank does. (None, "") for any other field."""
+    key, sep, rest = part.partition(":")
+    name = key.lstrip(" ")
+    if not sep or name not in KEYS:
+        return None, ""
+    if name == FREE_TEXT:
+        return name, rest.strip(BLANKS)
+    word = rest.lstrip(" ")
+    if " " in word or (len(word) < len(rest) and KEY.match(word)):
+        return None, ""
+    return name, word
+
+
+def _split_field(part: str, fields: dict[str, str]) -> None:
+    """Every `Key: value` of one tab's field into `fields`, told apart by the known keys."""
+    keys = list(KEY.finditer(part))
+    if not keys or part[: keys[0].start()].strip(BLANKS):
+        key, sep, value = part.partition(":")
+        if sep:
+            fields[key.strip(BLANKS)] = value.strip(BLANKS)
+        return
+    for this, following in zip(keys, [*keys[1:], None], strict=True):
+        if this.group(1) == FREE_TEXT:
+            fields[FREE_TEXT] = part[this.end() :].strip(BLANKS)
+            break
+        end = following.start() if following else len(part)
+        fields[this.group(1)] = part[this.end() : end].strip(BLANKS)
 
 
 def _value(fields: dict[str, str], key: str, *, empty: bool = False) -> str:
@@ -82,6 +110,8 @@ def _brokers(fields: dict[str, str], key: str) -> list[int]:
     text = _value(fields, key, empty=True)
     if text in ("", "N/A"):
         return []
+    if BROKER_LIST.match(text):  # the common case: each id a valid one, read at once
+        return [int(b) for b in text.split(",")]
     return [_broker(b, f"{key} broker id") for b in text.split(",")]
 
 
