@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import logging
+import random
 import re
 from pathlib import Path
 
@@ -21,9 +22,19 @@ import pytest
 
 from fleet_rebalance.capture import store
 from fleet_rebalance.capture.bronze_batches import FILE_REPORT, capture_batches
-from fleet_rebalance.capture.coordinator_log import NO_FACT, UNKNOWN_LINE, UNMATCHED_GROUP_LINE
-from fleet_rebalance.capture.coordinator_log.log4j import line_prefix
+from fleet_rebalance.capture.coordinator_log import (
+    NO_FACT,
+    UNKNOWN_LINE,
+    UNMATCHED_GROUP_LINE,
+    is_log_line,
+)
+from fleet_rebalance.capture.coordinator_log.log4j import (
+    LOG_LINE,
+    PREFIXED_LOG_LINES,
+    line_prefix,
+)
 from fleet_rebalance.capture.coordinator_log.messages import EVENTS
+from fleet_rebalance.capture.coordinator_log.reader import log4j_time
 from fleet_rebalance.capture.parse import detect_kind, parse_capture
 from fleet_rebalance.capture.result import COORDINATOR_EVENTS, OK, ParseResult
 
@@ -289,3 +300,70 @@ def test_a_prefixed_line_keeps_strict_numbers():
         (2, "generation is not a number: '1_0'")
     ]
     assert result.quarantine[0]["line"] == bad and accounted(result)
+
+
+def test_a_log_timestamp_is_read_as_strptime_reads_it():
+    """log4j_time reads the stamp by position: the same instant as strptime's
+    `%Y-%m-%d %H:%M:%S,%f`, or a ValueError where strptime raises one, on the calendar's
+    edges and on 20,000 stamps of random digits (days, hours and seconds out of range)."""
+    rng = random.Random(54)
+    stamps = [
+        "2024-02-29 23:59:59,999",
+        "2026-02-29 00:00:00,000",
+        "2026-12-31 23:59:59,001",
+        "0000-01-01 00:00:00,000",
+        "9999-12-31 23:59:59,999",
+        "2026-13-01 00:00:00,000",
+        "2026-00-10 00:00:00,000",
+        "2026-11-20 24:00:00,000",
+        "2026-11-20 23:60:00,000",
+        "2026-11-20 23:59:60,000",
+        "2026-11-20 23:59:61,000",
+    ] + [
+        f"{rng.randrange(1, 10000):04d}-{rng.randrange(100):02d}-{rng.randrange(100):02d} "
+        f"{rng.randrange(100):02d}:{rng.randrange(100):02d}:{rng.randrange(100):02d},"
+        f"{rng.randrange(1000):03d}"
+        for _ in range(20_000)
+    ]
+    for stamp in stamps:
+        try:
+            expected: dt.datetime | None = dt.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f")
+        except ValueError:
+            expected = None
+        try:
+            read: dt.datetime | None = log4j_time(stamp)
+        except ValueError:
+            read = None
+        assert read == expected, stamp
+
+
+def test_a_line_is_a_log_line_exactly_when_the_whole_line_pattern_reads_it():
+    """is_log_line and line_prefix test a line's start only; the whole-line patterns
+    the reader matches (message, optional logger, end) take the same lines: every line
+    of the brokers' logs, and cut, trailing, prefixed and damaged variants of one."""
+    lines = [line for path in sorted(LOGS.glob("*.log")) for line in path.read_text().splitlines()]
+    variants = [STABILIZED[:cut] for cut in range(0, len(STABILIZED), 7)] + [
+        STABILIZED + " and more",
+        STABILIZED.replace("INFO", "info"),
+        STABILIZED.replace(",004]", ".004]"),
+        STABILIZED.replace("] INFO", "]  INFO"),
+        STABILIZED.replace("Stabilized", "Stabilized\x00"),
+        " " + STABILIZED,
+        "kafka_1  | " + STABILIZED[:40],
+        "server.log:" + STABILIZED + "\r",
+    ]
+    for line in lines + variants:
+        whole = [LOG_LINE.match(line), *(p.match(line) for p in PREFIXED_LOG_LINES.values())]
+        assert is_log_line(line) == any(whole), line
+        style = next((s for s, p in PREFIXED_LOG_LINES.items() if p.match(line)), None)
+        assert line_prefix([line]) == (None if LOG_LINE.match(line) else style), line
+
+
+def test_a_log_line_naming_a_views_columns_is_still_a_log_line():
+    """Given a broker log whose message holds the offsets view's column names, Then the
+    file is a broker log (a log4j line names no other kind); a describe header after
+    the log lines still names the file's kind, as before."""
+    columns = "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST"
+    line = STABILIZED.replace("Stabilized group g", f"Stabilized group g {columns}")
+    assert detect_kind([line, STABILIZED]) == "coordinator_log"
+    assert detect_kind([STABILIZED, columns]) == "offsets"

@@ -51,15 +51,24 @@ from fleet_rebalance.capture.text import BINARY_SHARE, LineStream, control_share
 from fleet_rebalance.capture.topics import is_topics_line, parse_topics
 
 Done = TypeVar("Done")
+LOG_HEAD = 200  # lines a broker log is recognised by
 CaptureKind = Literal[
     "offsets", "members", "state", "topics", "coordinator_log", "jsonl", "brokers", "log_dirs"
 ]
 
 
 def detect_kind(text_lines: list[str]) -> CaptureKind | None:
-    for line in text_lines:
+    """The kind of the file's first line that names one; a broker log's when none does
+    and its first LOG_HEAD lines hold a log4j line. A log4j line names no other kind, whatever
+    words its message holds (and a log's every line is then looked at once, not by every
+    view's test)."""
+    log_head = False  # a log4j line among the first LOG_HEAD
+    for number, line in enumerate(text_lines):
         stripped = line.strip()
         if not stripped:
+            continue
+        if is_log_line(line):
+            log_head = log_head or number < LOG_HEAD
             continue
         header = header_view(line)
         if header is not None:
@@ -72,8 +81,7 @@ def detect_kind(text_lines: list[str]) -> CaptureKind | None:
             return "log_dirs"
         if stripped.startswith("{"):
             return "jsonl"
-    log_lines = sum(1 for line in text_lines[:200] if is_log_line(line))
-    return "coordinator_log" if log_lines else None
+    return "coordinator_log" if log_head else None
 
 
 def text_kind(text_lines: list[str]) -> CaptureKind | None:

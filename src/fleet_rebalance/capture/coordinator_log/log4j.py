@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import re
 
-LOG_BODY = (
-    r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (?P<level>[A-Z]+) "
-    r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$"
-)
+LOG_START = r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (?P<level>[A-Z]+) "
+LOG_BODY = LOG_START + r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$"
 LOG_LINE = re.compile("^" + LOG_BODY, re.ASCII)
 # What other tools put before each log4j line: docker-compose's service column (the
 # name padded with spaces, then `| `) and grep's file name when it searched several files.
@@ -25,20 +23,28 @@ PREFIXED_LOG_LINES = {
     style: re.compile(f"^(?:{prefix})" + LOG_BODY, re.ASCII)
     for style, prefix in LINE_PREFIXES.items()
 }
+# A line is a log line when it starts as one: the message and the optional logger match
+# whatever follows on a line (a line holds no newline). Testing the start alone spares
+# kind detection a scan of every log line's message.
+LOG_STARTS: dict[str | None, re.Pattern[str]] = {
+    None: re.compile("^" + LOG_START, re.ASCII),
+    **{
+        style: re.compile(f"^(?:{prefix})" + LOG_START, re.ASCII)
+        for style, prefix in LINE_PREFIXES.items()
+    },
+}
 
 
 def is_log_line(line: str) -> bool:
     """A log4j line, bare or behind a docker-compose or grep prefix."""
-    return bool(LOG_LINE.match(line)) or any(p.match(line) for p in PREFIXED_LOG_LINES.values())
+    return any(pattern.match(line) for pattern in LOG_STARTS.values())
 
 
 def line_prefix(text_lines: list[str]) -> str | None:
     """The prefix style of a log's lines, decided by its first log line: None (bare
     log4j lines), "docker-compose" or "grep"."""
     for line in text_lines:
-        if LOG_LINE.match(line):
-            return None
-        for style, pattern in PREFIXED_LOG_LINES.items():
+        for style, pattern in LOG_STARTS.items():
             if pattern.match(line):
                 return style
     return None

@@ -95,8 +95,7 @@ def parse_coordinator_log(
             result.notes[_unmatched_note(body)] += 1
             continue
         try:
-            logged = dt.datetime.strptime(match.group("ts"), "%Y-%m-%d %H:%M:%S,%f")
-            logged = logged.replace(tzinfo=zone).astimezone(dt.UTC)
+            logged = log4j_time(match.group("ts")).replace(tzinfo=zone).astimezone(dt.UTC)
         except (ValueError, OverflowError):
             result.reject(number, line, f"invalid log timestamp {match.group('ts')!r}")
             continue
@@ -127,6 +126,21 @@ def parse_coordinator_log(
                 },
             )
         result.row_lines += 1
+
+
+def log4j_time(stamp: str) -> dt.datetime:
+    """log4j's `yyyy-MM-dd HH:mm:ss,SSS` (LOG_BODY's ts: ASCII digits in place) as a naive
+    datetime, read by position: strptime's value and its ValueError, without strptime's
+    locale-aware regular expression, which cost more than the rest of an event's line."""
+    return dt.datetime(
+        int(stamp[0:4]),
+        int(stamp[5:7]),
+        int(stamp[8:10]),
+        int(stamp[11:13]),
+        int(stamp[14:16]),
+        int(stamp[17:19]),
+        int(stamp[20:23]) * 1000,
+    )
 
 
 def _damage(match: re.Match[str]) -> str | None:
