@@ -14,7 +14,7 @@ from test_replay_group import COLUMNS, DAY, at, lag_rows, member_row
 from fleet_rebalance.pipeline import silver
 from fleet_rebalance.replay import arrow_io
 from fleet_rebalance.replay.arrow_io import replay_group_arrow, tables_of
-from fleet_rebalance.replay.group import instants, python_values, replay_group
+from fleet_rebalance.replay.group import instants, replay_group
 
 TABLES = {name: to_arrow_schema(schema) for name, schema in silver.TABLES.items()}
 CAPTURES = pa.schema(
@@ -114,29 +114,3 @@ def test_instants_reach_the_replay_as_naive_utc(zone):
     table = pa.table({"captured_at": pa.array([0], pa.timestamp("us", tz=zone))})
     times = instants(table.column("captured_at"))
     assert times.tolist() == [0] and times.dtype == np.dtype("datetime64[ns]")
-
-
-ARRAYS = [
-    pa.array([["a"], ["b", None], None, [], ["c"]], pa.list_(pa.string())),
-    pa.array([[1], [2, 3], None, [], [4]], pa.list_(pa.int32())),
-    pa.array([[1], None, [2**63 - 1]], pa.large_list(pa.int64())),
-    pa.array(["x", None, "y"]),
-    pa.array([1, 2**63 - 1, -(2**63)], pa.int64()),
-    pa.array([1, None, 3], pa.int32()),  # numpy would make these floats
-    pa.array([True, None, False]),
-    pa.nulls(2),
-]
-
-
-@pytest.mark.parametrize("array", ARRAYS, ids=lambda a: str(a.type))
-def test_python_values_are_to_pylists_whole_sliced_and_chunked(array):
-    for column in (
-        array,
-        array.slice(1),
-        array.slice(1, 1),
-        pa.chunked_array([array, array.slice(1)]),
-        pa.chunked_array([], array.type),
-    ):
-        got, want = python_values(column), column.to_pylist()
-        assert got == want
-        assert [type(v) for v in got] == [type(v) for v in want]

@@ -27,6 +27,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from fleet_rebalance.arrow_values import python_rows
 from fleet_rebalance.metrics.convergence_rules import (
     Capture,
     MemberEpoch,
@@ -107,7 +108,7 @@ def convergence_frame(
     schema = to_arrow_schema(SCHEMA)
 
     def per_group(table: pa.Table) -> pa.Table:
-        return pa.Table.from_pylist(group_convergence(table.to_pylist(), stuck_after), schema)
+        return pa.Table.from_pylist(group_convergence(python_rows(table), stuck_after), schema)
 
     return rows.select(*INPUT.fieldNames()).groupBy(*KEYS).applyInArrow(per_group, SCHEMA)
 

@@ -27,6 +27,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
+from fleet_rebalance.arrow_values import python_rows
+
 KINDS = ("active", "standby")
 INPUT_COLUMNS = ["cluster", "group_id", "captured_at", "consumer_id", "source_file", "tasks"]
 TASK = StructType(
@@ -134,7 +136,7 @@ def task_movements(members: DataFrame, run_date: dt.date, schema: StructType) ->
     arrow_schema = to_arrow_schema(schema)
 
     def per_group(table: pa.Table) -> pa.Table:
-        rows = table.to_pylist()
+        rows = python_rows(table)
         key = {"cluster": rows[0]["cluster"], "group_id": rows[0]["group_id"], "date": run_date}
         found = group_task_movements(rows, run_date)
         return pa.Table.from_pylist([key | r for r in found], arrow_schema)

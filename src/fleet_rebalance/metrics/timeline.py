@@ -38,6 +38,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from fleet_rebalance.arrow_values import python_rows
 from fleet_rebalance.assignors.java import java_abs, string_hash
 from fleet_rebalance.config import MetricsConfig
 from fleet_rebalance.replay.generations import Generation, group_generations
@@ -133,7 +134,7 @@ def log_rows_of(table: pa.Table) -> list[dict[str, Any]]:
         )
     line = table.column_names.index("line")
     table = table.set_column(line, "line", pc.fill_null(table.column(line), ""))
-    return table.select(list(LOG_COLUMNS)).to_pylist()
+    return python_rows(table.select(list(LOG_COLUMNS)))
 
 
 def _group_table(

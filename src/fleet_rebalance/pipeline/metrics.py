@@ -6,6 +6,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 import pyspark.sql.functions as F
@@ -13,6 +14,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
+from fleet_rebalance.arrow_values import python_rows
 from fleet_rebalance.config import Config
 from fleet_rebalance.metrics import consumer_status as status
 from fleet_rebalance.metrics import lag_distribution as lags
@@ -357,7 +359,7 @@ def ownership_audit(
     )
 
     def per_group(table: pa.Table, schema: pa.Schema) -> pa.Table:
-        rows = table.to_pylist()
+        rows: list[Any] = python_rows(table)  # GroupCapture rows, and their key
         key = {"cluster": rows[0]["cluster"], "group_id": rows[0]["group_id"], "date": run_date}
         partitions = [p for row in rows for p in ownership_rules.partition_captures(row)]
         return pa.Table.from_pylist([key | r for r in ownership_rules.audit(partitions)], schema)

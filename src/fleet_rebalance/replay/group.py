@@ -43,6 +43,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fleet_rebalance.arrow_values import python_values
 from fleet_rebalance.assignors import TopicPartition
 from fleet_rebalance.replay.assignor_runs import replay_events
 from fleet_rebalance.replay.client_library import ClientLibraries
@@ -347,27 +348,6 @@ def _assigned_counts(members: list[tuple]) -> dict[str, int]:
             for topic, partition in zip(topics, partitions, strict=True):
                 counts[topic] = max(counts.get(topic, 0), int(partition) + 1)
     return counts
-
-
-def python_values(column: pa.ChunkedArray | pa.Array) -> list[Any]:
-    """A column's cells as Python values, as to_pylist gives them, without a pyarrow
-    scalar per cell: strings, integers without nulls, and lists of those go through
-    numpy (a list column's values once, cut at its offsets); anything else through
-    to_pylist. Numpy would turn an integer column with nulls into floats."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    kind = array.type
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        values = python_values(array.values)  # the whole child: offsets index into it
-        offsets = array.offsets.to_numpy().tolist()
-        valid = array.is_valid().to_numpy(zero_copy_only=False).tolist()
-        return [
-            values[begin:end] if ok else None
-            for ok, begin, end in zip(valid, offsets[:-1], offsets[1:], strict=True)
-        ]
-    strings = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    if strings or (pa.types.is_integer(kind) and array.null_count == 0):
-        return array.to_numpy(zero_copy_only=False).tolist()
-    return array.to_pylist()
 
 
 def _true(column: pa.ChunkedArray) -> np.ndarray:
