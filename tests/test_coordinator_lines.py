@@ -29,8 +29,7 @@ from fleet_rebalance.capture.coordinator_log import (
     is_log_line,
 )
 from fleet_rebalance.capture.coordinator_log.log4j import (
-    LOG_LINE,
-    PREFIXED_LOG_LINES,
+    LOG_LINES,
     line_prefix,
 )
 from fleet_rebalance.capture.coordinator_log.messages import EVENTS
@@ -353,10 +352,10 @@ def test_a_line_is_a_log_line_exactly_when_the_whole_line_pattern_reads_it():
         "server.log:" + STABILIZED + "\r",
     ]
     for line in lines + variants:
-        whole = [LOG_LINE.match(line), *(p.match(line) for p in PREFIXED_LOG_LINES.values())]
+        whole = [p.match(line) for p in LOG_LINES.values()]
         assert is_log_line(line) == any(whole), line
-        style = next((s for s, p in PREFIXED_LOG_LINES.items() if p.match(line)), None)
-        assert line_prefix([line]) == (None if LOG_LINE.match(line) else style), line
+        style = next((s for s, p in LOG_LINES.items() if p.match(line)), None)
+        assert line_prefix([line]) == style, line
 
 
 def test_a_log_line_naming_a_views_columns_is_still_a_log_line():

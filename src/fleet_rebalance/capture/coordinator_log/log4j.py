@@ -11,7 +11,6 @@ import re
 
 LOG_START = r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (?P<level>[A-Z]+) "
 LOG_BODY = LOG_START + r"(?P<msg>.*?)(?: \((?P<logger>[\w.$]+)\))?$"
-LOG_LINE = re.compile("^" + LOG_BODY, re.ASCII)
 # What other tools put before each log4j line: docker-compose's service column (the
 # name padded with spaces, then `| `) and grep's file name when it searched several files.
 # Neither can start with `[`, so a plain log line never reads as a prefixed one.
@@ -19,20 +18,21 @@ LINE_PREFIXES = {
     "docker-compose": r"[A-Za-z0-9][\w.-]* +\| ",
     "grep": r"[^\s:|\[][^\s:]*:",
 }
-PREFIXED_LOG_LINES = {
-    style: re.compile(f"^(?:{prefix})" + LOG_BODY, re.ASCII)
-    for style, prefix in LINE_PREFIXES.items()
-}
+
+
+def _by_prefix(pattern: str) -> dict[str | None, re.Pattern[str]]:
+    """`pattern` at a line's start, bare (None) and behind each of LINE_PREFIXES."""
+    prefixes: list[tuple[str | None, str]] = [(None, ""), *LINE_PREFIXES.items()]
+    return {style: re.compile(f"^(?:{prefix})" + pattern, re.ASCII) for style, prefix in prefixes}
+
+
+# The whole line, as the reader matches it, by prefix style.
+LOG_LINES = _by_prefix(LOG_BODY)
+LOG_LINE = LOG_LINES[None]
 # A line is a log line when it starts as one: the message and the optional logger match
 # whatever follows on a line (a line holds no newline). Testing the start alone spares
 # kind detection a scan of every log line's message.
-LOG_STARTS: dict[str | None, re.Pattern[str]] = {
-    None: re.compile("^" + LOG_START, re.ASCII),
-    **{
-        style: re.compile(f"^(?:{prefix})" + LOG_START, re.ASCII)
-        for style, prefix in LINE_PREFIXES.items()
-    },
-}
+LOG_STARTS = _by_prefix(LOG_START)
 
 
 def is_log_line(line: str) -> bool:

@@ -36,7 +36,7 @@ import re
 from zoneinfo import ZoneInfo
 
 from fleet_rebalance.capture.context import ParseContext
-from fleet_rebalance.capture.coordinator_log.log4j import LOG_LINE, PREFIXED_LOG_LINES, line_prefix
+from fleet_rebalance.capture.coordinator_log.log4j import LOG_LINES, line_prefix
 from fleet_rebalance.capture.coordinator_log.messages import (
     COORDINATOR_LOGGERS,
     EVENTS,
@@ -73,7 +73,7 @@ def parse_coordinator_log(
     zone = ZoneInfo(context.get("log_timezone") or "UTC")
     path_broker = _path_broker(context["common"]["source_file"])
     style = line_prefix(text_lines)
-    log_line = PREFIXED_LOG_LINES[style] if style else LOG_LINE
+    log_line = LOG_LINES[style]
     for number, line in enumerate(text_lines, start=1):
         # Trailing blanks (a shipper's padding, an editor) are no part of the event.
         match = log_line.match(line.rstrip(BLANKS))
