@@ -1,5 +1,6 @@
 import pyspark.sql.functions as F
 import pytest
+from pyspark.sql import DataFrame
 
 from fleet_rebalance.spark.session import (
     DELTA_EXTENSION_CLASS,
@@ -50,6 +51,28 @@ def test_columns_are_built_without_pyspark_call_site_capture(spark):
 
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert not is_debugging_enabled()
+
+
+def test_generated_code_outlives_more_queries_than_sparks_default_keeps(spark):
+    # A later date in one session (a backfill) runs the plans of the one before it: their
+    # classes are compiled once. Spark's default cache of 100 would have evicted the first
+    # query's by the time it runs again here; the session's keeps it.
+    metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+
+    def compiled() -> int:
+        return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+    def query(i: int) -> DataFrame:
+        return spark.range(2).selectExpr(f"id * {i} + {i} AS v")
+
+    assert [r.v for r in query(7).collect()] == [7, 14]
+    before = compiled()
+    for i in range(130):
+        query(i)._jdf.queryExecution().executedPlan().execute()  # compiled, not run
+    assert compiled() - before >= 129  # a class each (7's was cached)
+    before = compiled()
+    assert [r.v for r in query(7).collect()] == [7, 14]
+    assert compiled() == before
 
 
 class _Session:

@@ -50,6 +50,10 @@ BASE_SPARK_CONF = {
     # calls for every Column it builds, to name the Python line in a failed query's
     # context; our failures are one line of our own, and it costs the driver CPU.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # Janino compiles each stage's generated Java on the driver, and Spark keeps the last
+    # 100 classes. One date's plans make about ten times that many, so every later date
+    # in the same session (a backfill, a test suite) compiled them all again.
+    "spark.sql.codegen.cache.maxEntries": "2000",
 }
 
 
