@@ -28,7 +28,6 @@ def _by_prefix(pattern: str) -> dict[str | None, re.Pattern[str]]:
 
 # The whole line, as the reader matches it, by prefix style.
 LOG_LINES = _by_prefix(LOG_BODY)
-LOG_LINE = LOG_LINES[None]
 # A line is a log line when it starts as one: the message and the optional logger match
 # whatever follows on a line (a line holds no newline). Testing the start alone spares
 # kind detection a scan of every log line's message.
