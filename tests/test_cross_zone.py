@@ -12,9 +12,9 @@ from fleet_rebalance.config import ZonesConfig
 from fleet_rebalance.metrics import cross_zone_rules as rules
 from fleet_rebalance.metrics.cross_zone import (
     cross_zone_traffic,
-    group_row,
     measured_sizes,
     placement_changes,
+    traffic_row,
 )
 from fleet_rebalance.metrics.offset_samples import offset_samples
 from fleet_rebalance.metrics.protocols import group_context
@@ -147,38 +147,25 @@ def test_spark_gives_the_rules_rows_and_the_expected_figures(spark):
 
 
 def oracle(t, samples, group: str) -> dict:
-    """group_row applied in plain Python to the rows the glue hands it."""
-    from fleet_rebalance.metrics.cross_zone import (
-        GROUP_FACTS,
-        KIND,
-        MEMBERS,
-        OFFSETS,
-        PLACEMENT,
-        SIZE,
-    )
+    """The rules applied in plain Python to the group's rows of the date, every
+    partition's sizes of every replica among them (traffic_row, which the glue's
+    group_row feeds)."""
 
-    def rows(frame, kind, where=None):
+    def rows(frame, where=None):
         out = [r.asDict(recursive=True) for r in frame.collect()]
-        return [{**r, KIND: kind} for r in out if where is None or where(r)]
+        return [r for r in out if r["cluster"] == "c" and (where is None or where(r))]
 
-    def ours(r: dict) -> bool:
-        return (r["cluster"], r["group_id"]) == ("c", group)
-
-    mine = rows(samples, OFFSETS, ours)
+    mine = rows(samples, lambda r: r["group_id"] == group)
     read = {(r["topic"], r["partition"]) for r in mine}
-    mine += rows(t["members"], MEMBERS, ours)
-    mine += rows(t["topic_partitions"], PLACEMENT, lambda r: r["topic"] in {t for t, _ in read})
-    mine += rows(t["partition_sizes"], SIZE, lambda r: (r["topic"], r["partition"]) in read)
-    mine = [r for r in mine if r["cluster"] == "c"]
+    members = rows(t["members"], lambda r: r["group_id"] == group)
+    placements = rows(t["topic_partitions"], lambda r: r["topic"] in {t for t, _ in read})
+    sizes = rows(t["partition_sizes"], lambda r: (r["topic"], r["partition"]) in read)
     racks = [
         {"captured_at": r["captured_at"], "broker": r["broker"], "rack": r["rack"]}
-        for r in rows(t["brokers"], "broker")
+        for r in rows(t["brokers"])
     ]
-    for r in mine:
-        r["group_id"] = group  # placements and sizes are the cluster's
-    facts = {"protocol": "classic", "declared_assignor": "range"}
-    mine.append({"cluster": "c", "group_id": group, KIND: GROUP_FACTS, **facts})
-    return group_row(mine, racks, ZONES, DAY)
+    facts = {"cluster": "c", "group_id": group, "protocol": "classic", "declared_assignor": "range"}
+    return traffic_row(facts, mine, members, placements, sizes, racks, ZONES, DAY)
 
 
 def test_the_placements_and_sizes_spark_cuts_are_what_the_rules_take(spark):

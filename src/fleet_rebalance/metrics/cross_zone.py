@@ -1,12 +1,13 @@
 """`cross_zone_traffic`: what each group's reads of the date cost across availability
 zones, and what rack-aware assignment would save (rules in cross_zone_rules.py). One
 Arrow call per group: its protocol and declared assignor, its offsets samples of the
-date, its members, the placements of the topics it reads and the log-dir sizes of its
-partitions, as rows of one frame told apart by `_kind`. Placements and sizes are cut in
-Spark, once per partition, to the rows the rules read: a partition's placements where
-they change, and one size a capture (the replica the rules would take); a day's topics
-and log-dirs captures otherwise repeat them for every group that reads the partition,
-and they were most of the rows each call built. The brokers' zones (a row per
+date, its members and the placements of the topics it reads, as rows of one frame told
+apart by `_kind`; each offsets row carries its partition's log-dir size of the same
+capture. Placements and sizes are cut in Spark, once per partition, to the rows the
+rules read: a partition's placements where they change, and one size a capture (the
+replica the rules would take); a day's topics and log-dirs captures otherwise repeat
+them for every group that reads the partition, and they were most of the rows each call
+built. The brokers' zones (a row per
 broker and cluster) are read once on the driver and go to every call. Share groups are
 left out: their members fetch the same partitions together (KIP-932), so a partition
 has no one reader to place in a zone; so is a cluster with no broker zone (neither a
@@ -35,8 +36,8 @@ from fleet_rebalance.vocabulary import ZoneSource
 GROUP = ["cluster", "group_id"]
 PARTITION = ["cluster", "topic", "partition"]
 KIND = "_kind"
-GROUP_FACTS, OFFSETS, MEMBERS = "group", "offsets", "members"
-PLACEMENT, SIZE = "placement", "size"
+GROUP_FACTS, OFFSETS, MEMBERS, PLACEMENT = "group", "offsets", "members", "placement"
+SIZE_BROKER = "size_broker"  # whose replica's size_bytes an offsets row carries
 
 
 def cross_zone_traffic(
@@ -58,18 +59,12 @@ def cross_zone_traffic(
     if not zoned:
         return samples.sparkSession.createDataFrame([], schema)
     day = (F.col("capture_date") == F.lit(run_date)) & F.col("cluster").isin(zoned)
-    offsets = without_share_groups(samples.where(day), group_states).select(
-        *GROUP,
-        F.lit(OFFSETS).alias(KIND),
-        "captured_at",
-        "topic",
-        "partition",
-        "current_offset",
-        "log_end_offset",
-        "consumer_id",
-    )
-    read = offsets.select(*GROUP, "topic", "partition").distinct()
-    groups = offsets.select(*GROUP).distinct()
+    day_offsets = without_share_groups(samples.where(day), group_states)
+    # The partitions each group read, settled once (a local checkpoint, one row per
+    # group and partition): its groups and topics are cut from it, where each would
+    # otherwise scan the day's offsets and find its share groups again.
+    read = day_offsets.select(*GROUP, "topic", "partition").distinct().localCheckpoint(eager=True)
+    groups = read.select(*GROUP).distinct()
     facts = (
         groups.join(context.where(F.col("date") == F.lit(run_date)), GROUP, "left")
         .join(declared_strategies(group_states).drop("date"), GROUP, "left")
@@ -98,21 +93,27 @@ def cross_zone_traffic(
         "replicas",
         "isr",
     )
-    sizes = read.join(measured_sizes(partition_sizes, changes), PARTITION, "inner").select(
+    # The rules read a size only at an offsets capture: on the offsets row it belongs to,
+    # not as a row of its own (half of a call's rows were sizes).
+    sizes = measured_sizes(partition_sizes, changes).select(
+        *PARTITION, "captured_at", F.col("broker").alias(SIZE_BROKER), "size_bytes"
+    )
+    offsets = day_offsets.join(sizes, [*PARTITION, "captured_at"], "left").select(
         *GROUP,
-        F.lit(SIZE).alias(KIND),
+        F.lit(OFFSETS).alias(KIND),
         "captured_at",
         "topic",
         "partition",
-        "broker",
+        "current_offset",
+        "log_end_offset",
+        "consumer_id",
+        SIZE_BROKER,
         "size_bytes",
-        "is_future",
     )
     frame = (
         facts.unionByName(offsets, allowMissingColumns=True)
         .unionByName(member_rows, allowMissingColumns=True)
         .unionByName(placements, allowMissingColumns=True)
-        .unionByName(sizes, allowMissingColumns=True)
     )
 
     def rule(rows: Rows) -> Rows:
@@ -184,21 +185,51 @@ def _broker_racks(brokers: DataFrame) -> dict[str, list[rules.BrokerRow]]:
 def group_row(
     rows: Rows, racks: list[rules.BrokerRow], zones: ZonesConfig, run_date: dt.date
 ) -> dict[str, Any]:
-    """The table's row for one group from its rows of every kind."""
+    """The table's row for one group from its rows of every kind, each offsets row with
+    its partition's size at that capture (SIZE_BROKER's replica) where one was taken."""
     kinds: dict[str, list[Any]] = defaultdict(list)
     for r in rows:
         kinds[r[KIND]].append(r)
-    offsets: list[Any] = [{**r, "host": None} for r in kinds[OFFSETS]]
-    members = kinds[MEMBERS]
+    sizes: list[rules.SizeRow] = [
+        {
+            "topic": r["topic"],
+            "partition": r["partition"],
+            "captured_at": r["captured_at"],
+            "broker": r[SIZE_BROKER],
+            "size_bytes": r["size_bytes"],
+            "is_future": False,
+        }
+        for r in kinds[OFFSETS]
+        if r["size_bytes"] is not None
+    ]
+    (group,) = kinds[GROUP_FACTS]
+    return traffic_row(
+        group, kinds[OFFSETS], kinds[MEMBERS], kinds[PLACEMENT], sizes, racks, zones, run_date
+    )
+
+
+def traffic_row(
+    group: dict[str, Any],
+    offsets: list[Any],
+    members: list[Any],
+    placements: list[Any],
+    sizes: list[rules.SizeRow],
+    racks: list[rules.BrokerRow],
+    zones: ZonesConfig,
+    run_date: dt.date,
+) -> dict[str, Any]:
+    """The table's row for one group (`group`: its cluster, id, protocol and declared
+    assignor) from the rules' inputs: its offsets samples, members, placements and
+    log-dir sizes of the date."""
+    offsets = [{**r, "host": None} for r in offsets]
     reads = rules.reads(
         offsets,
         members,
-        kinds[PLACEMENT],
-        kinds[SIZE],
+        placements,
+        sizes,
         zones.record_bytes,
         zones.default_record_bytes,
     )
-    (group,) = kinds[GROUP_FACTS]
     group_zones = rules.group_zones(
         members, offsets, racks, zones.consumer_cidrs, zones.brokers.get(group["cluster"], {})
     )
@@ -221,7 +252,7 @@ def group_row(
         # be a guess: the what-if's columns stay null.
         return row
     replay = rules.rack_aware_replay(
-        reads, group_zones, members, kinds[PLACEMENT], protocol or "", group["declared_assignor"]
+        reads, group_zones, members, placements, protocol or "", group["declared_assignor"]
     )
     # KIP-881 places a member where any replica of its partitions is in its zone: its
     # saving comes with follower fetching, against the reads as they cross now.
