@@ -22,13 +22,17 @@ from collections import defaultdict
 from dataclasses import asdict
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame, Window
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from fleet_rebalance.arrow_values import python_rows
 from fleet_rebalance.config import ZonesConfig
 from fleet_rebalance.metrics import cross_zone_rules as rules
-from fleet_rebalance.metrics.arrow_rows import Rows, grouped_rows
+from fleet_rebalance.metrics.arrow_rows import Rows
 from fleet_rebalance.metrics.recommendations import declared_strategies
 from fleet_rebalance.metrics.share_groups import without_share_groups
 from fleet_rebalance.vocabulary import ZoneSource
@@ -38,6 +42,23 @@ PARTITION = ["cluster", "topic", "partition"]
 KIND = "_kind"
 GROUP_FACTS, OFFSETS, MEMBERS, PLACEMENT = "group", "offsets", "members", "placement"
 SIZE_BROKER = "size_broker"  # whose replica's size_bytes an offsets row carries
+# The columns of each kind's rows: the frame's other columns are null in them, and the
+# rules never read them.
+COLUMNS = {
+    GROUP_FACTS: ("protocol", "declared_assignor"),
+    OFFSETS: (
+        "captured_at",
+        "topic",
+        "partition",
+        "current_offset",
+        "log_end_offset",
+        "consumer_id",
+        SIZE_BROKER,
+        "size_bytes",
+    ),
+    MEMBERS: ("captured_at", "consumer_id", "host", "rack", "assignment"),
+    PLACEMENT: ("captured_at", "topic", "partition", "leader", "replicas", "isr"),
+}
 
 
 def cross_zone_traffic(
@@ -68,30 +89,18 @@ def cross_zone_traffic(
     facts = (
         groups.join(context.where(F.col("date") == F.lit(run_date)), GROUP, "left")
         .join(declared_strategies(group_states).drop("date"), GROUP, "left")
-        .select(*GROUP, F.lit(GROUP_FACTS).alias(KIND), "protocol", "declared_assignor")
+        .select(*GROUP, F.lit(GROUP_FACTS).alias(KIND), *COLUMNS[GROUP_FACTS])
     )
-    rack = F.col("rack") if "rack" in members.columns else F.lit(None).cast("string")
+    if "rack" not in members.columns:
+        members = members.withColumn("rack", F.lit(None).cast("string"))
     member_rows = members.join(groups, GROUP, "left_semi").select(
-        *GROUP,
-        F.lit(MEMBERS).alias(KIND),
-        "captured_at",
-        "consumer_id",
-        "host",
-        rack.alias("rack"),
-        "assignment",
+        *GROUP, F.lit(MEMBERS).alias(KIND), *COLUMNS[MEMBERS]
     )
     # Every partition of the topics read: the rack-aware replay assigns them all.
     topics = read.select(*GROUP, "topic").distinct()
     changes = placement_changes(topic_partitions)
     placements = topics.join(changes, ["cluster", "topic"], "inner").select(
-        *GROUP,
-        F.lit(PLACEMENT).alias(KIND),
-        "captured_at",
-        "topic",
-        "partition",
-        "leader",
-        "replicas",
-        "isr",
+        *GROUP, F.lit(PLACEMENT).alias(KIND), *COLUMNS[PLACEMENT]
     )
     # The rules read a size only at an offsets capture: on the offsets row it belongs to,
     # not as a row of its own (half of a call's rows were sizes).
@@ -99,27 +108,25 @@ def cross_zone_traffic(
         *PARTITION, "captured_at", F.col("broker").alias(SIZE_BROKER), "size_bytes"
     )
     offsets = day_offsets.join(sizes, [*PARTITION, "captured_at"], "left").select(
-        *GROUP,
-        F.lit(OFFSETS).alias(KIND),
-        "captured_at",
-        "topic",
-        "partition",
-        "current_offset",
-        "log_end_offset",
-        "consumer_id",
-        SIZE_BROKER,
-        "size_bytes",
+        *GROUP, F.lit(OFFSETS).alias(KIND), *COLUMNS[OFFSETS]
     )
     frame = (
         facts.unionByName(offsets, allowMissingColumns=True)
         .unionByName(member_rows, allowMissingColumns=True)
         .unionByName(placements, allowMissingColumns=True)
     )
+    arrow_schema = to_arrow_schema(schema)
 
-    def rule(rows: Rows) -> Rows:
-        return [group_row(rows, racks.get(rows[0]["cluster"], []), zones, run_date)]
+    def per_group(table: pa.Table) -> pa.Table:
+        kinds = {
+            kind: python_rows(table.filter(pc.equal(table[KIND], kind)).select(columns))
+            for kind, columns in COLUMNS.items()
+        }
+        cluster, group_id = table["cluster"][0].as_py(), table["group_id"][0].as_py()
+        row = group_row(cluster, group_id, kinds, racks.get(cluster, []), zones, run_date)
+        return pa.Table.from_pylist([row], schema=arrow_schema)
 
-    return grouped_rows(frame, GROUP, rule, schema)
+    return frame.groupBy(*GROUP).applyInArrow(per_group, schema)
 
 
 def placement_changes(topic_partitions: DataFrame) -> DataFrame:
@@ -183,13 +190,16 @@ def _broker_racks(brokers: DataFrame) -> dict[str, list[rules.BrokerRow]]:
 
 
 def group_row(
-    rows: Rows, racks: list[rules.BrokerRow], zones: ZonesConfig, run_date: dt.date
+    cluster: str,
+    group_id: str,
+    kinds: dict[str, Rows],
+    racks: list[rules.BrokerRow],
+    zones: ZonesConfig,
+    run_date: dt.date,
 ) -> dict[str, Any]:
-    """The table's row for one group from its rows of every kind, each offsets row with
-    its partition's size at that capture (SIZE_BROKER's replica) where one was taken."""
-    kinds: dict[str, list[Any]] = defaultdict(list)
-    for r in rows:
-        kinds[r[KIND]].append(r)
+    """The table's row for one group from its rows of each kind (COLUMNS), each offsets
+    row with its partition's size at that capture (SIZE_BROKER's replica) where one was
+    taken."""
     sizes: list[rules.SizeRow] = [
         {
             "topic": r["topic"],
@@ -202,7 +212,8 @@ def group_row(
         for r in kinds[OFFSETS]
         if r["size_bytes"] is not None
     ]
-    (group,) = kinds[GROUP_FACTS]
+    (facts,) = kinds[GROUP_FACTS]
+    group = {"cluster": cluster, "group_id": group_id, **facts}
     return traffic_row(
         group, kinds[OFFSETS], kinds[MEMBERS], kinds[PLACEMENT], sizes, racks, zones, run_date
     )
