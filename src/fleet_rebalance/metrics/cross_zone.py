@@ -7,12 +7,11 @@ capture. Placements and sizes are cut in Spark, once per partition, to the rows 
 rules read: a partition's placements where they change, and one size a capture (the
 replica the rules would take); a day's topics and log-dirs captures otherwise repeat
 them for every group that reads the partition, and they were most of the rows each call
-built. The brokers' zones (a row per
-broker and cluster) are read once on the driver and go to every call. Share groups are
-left out: their members fetch the same partitions together (KIP-932), so a partition
-has no one reader to place in a zone; so is a cluster with no broker zone (neither a
-captured broker.rack nor zones.brokers), where nothing can be placed and the pass would
-cost a night's shuffle of the offsets for no answer.
+built. The brokers' zones (a row per broker and cluster) are read once on the driver and
+go to every call. Share groups are left out: their members fetch the same partitions
+together (KIP-932), so a partition has no one reader to place in a zone; so is a cluster
+with no broker zone (neither a captured broker.rack nor zones.brokers), where nothing
+can be placed and the pass would cost a night's shuffle of the offsets for no answer.
 """
 
 from __future__ import annotations
