@@ -42,6 +42,28 @@ def small_fleet(spark, tmp_path):
     return config, raw
 
 
+@pytest.fixture(scope="session", autouse=True)
+def live_labs(request, tmp_path_factory):
+    """The live Kafka labs of the session's selected tests (test_kafka_lab's live-<line>),
+    started with the session in the background (kafka_lab.LabsInBackground); None when
+    no such test runs."""
+    lines = set()
+    for item in request.session.items:
+        source = getattr(item, "callspec", None) and item.callspec.params.get("lab")
+        if isinstance(source, tuple) and source[0] == "live":
+            lines.add(source[1])
+    if not lines:
+        yield None
+        return
+    from kafka_lab import LabsInBackground
+
+    labs = LabsInBackground(
+        {line: tmp_path_factory.mktemp(f"kafka-lab-{line}") for line in sorted(lines, key=float)}
+    )
+    yield labs
+    labs.close()
+
+
 @pytest.fixture(autouse=True)
 def _no_job_logging_left():
     """Jobs run in-process (test_cli*, test_faults' stubs) add handlers on the test's
@@ -106,16 +128,28 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
     session.stop()
 
 
+# Names a local path may hold that need care: raw captures are read through pyarrow,
+# tables through Hadoop's filesystems, and a percent escape in a name (%41) must stay three
+# characters for both.
+RAW_NAME = "raw a#b%41'q\"é"
+TABLES_NAME = "wh a#b%41%'q\"é"
+
+
 @pytest.fixture(scope="session")
 def clean_nightly(spark, tmp_path_factory) -> Path:
     """A warehouse holding one uninterrupted local nightly of data/sample for 2026-11-20
-    (no previous date): the sample's tables, read by the tests that check them."""
+    (no previous date): the sample's tables, read by the tests that check them. Its
+    captures and tables sit in directories named RAW_NAME and TABLES_NAME, so every check
+    of the sample's tables is also one of such paths (test_object_storage)."""
     import datetime as dt
+    import shutil
 
     from fleet_rebalance.pipeline.nightly import run_steps
 
-    warehouse = tmp_path_factory.mktemp("clean-nightly")
-    config = Config(raw_root=str(PROJECT / "data" / "sample"), warehouse=str(warehouse))
+    base = tmp_path_factory.mktemp("clean-nightly")
+    raw, warehouse = base / RAW_NAME, base / TABLES_NAME
+    shutil.copytree(PROJECT / "data" / "sample", raw)
+    config = Config(raw_root=str(raw), warehouse=str(warehouse))
     run_steps(spark, config, dt.date(2026, 11, 20))
     return warehouse
 

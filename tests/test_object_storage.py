@@ -1,37 +1,53 @@
-"""The nightly on local paths whose names need care: it must give exactly the tables of
-the plain local run (clean_nightly). The nightly with captures and tables on S3 (moto's
-server) is test_cluster.py's, on a standalone cluster, against the same reference."""
+"""The nightly on local paths whose names need care. The session's clean_nightly runs on
+captures and into tables in directories named RAW_NAME and TABLES_NAME (conftest), so
+every test of the sample's tables (ground truth, causes, recommendations, group health,
+SQL) checks the rows such paths give; here, what the paths alone decide. The nightly with
+captures and tables on S3 (moto's server) is test_cluster.py's, on a standalone cluster,
+against the same reference."""
 
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 
 import pytest
-from cluster_support import assert_same_tables
+from conftest import RAW_NAME, TABLES_NAME
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.pipeline.nightly import report, run_steps
+from fleet_rebalance.errors import JobFailed
+from fleet_rebalance.pipeline.nightly import report
+from fleet_rebalance.sql.duckdb_engine import run_statements
+from fleet_rebalance.sql.statements import split_statements
 
 pytestmark = pytest.mark.spark
-PROJECT = Path(__file__).resolve().parent.parent
-SAMPLE = PROJECT / "data" / "sample"
 DAY = dt.date(2026, 11, 20)
-# Raw captures are read through pyarrow, tables through Hadoop's filesystems: a percent
-# escape in a name (%41) must stay three characters for both.
-RAW_NAME = "raw a#b%41'q\"é"
-TABLES_NAME = "wh a#b%41%'q\"é"
+
+
+def tables(warehouse: Path) -> list[str]:
+    return sorted(p.name for p in warehouse.iterdir() if (p / "_delta_log").is_dir())
 
 
 def test_local_paths_with_spaces_hash_percent_and_quotes_run_the_whole_nightly(
-    spark, tmp_path, clean_nightly
+    spark, clean_nightly, sample_nightlies
 ):
-    raw, tables = tmp_path / RAW_NAME, tmp_path / TABLES_NAME
-    shutil.copytree(SAMPLE, raw)
-    config = Config(raw_root=str(raw), warehouse=str(tables))
-    run_steps(spark, config, DAY)
-    lines = report(spark, config, DAY)
-    assert lines[-1] == f"report: {tables / 'reports' / '2026-11-20.html'}"
-    assert (tables / "reports" / "2026-11-20.html").is_file()
-    assert_same_tables(spark, tables, clean_nightly)
+    """The tables a plain path's nightly writes, each under its own name, and the report
+    at the path the user gave, printed as given."""
+    raw = clean_nightly.parent / RAW_NAME
+    assert clean_nightly.name == TABLES_NAME and raw.is_dir()
+    assert tables(clean_nightly) == tables(Path(sample_nightlies.config.warehouse))
+    lines = report(spark, Config(raw_root=str(raw), warehouse=str(clean_nightly)), DAY)
+    assert lines[-1] == f"report: {clean_nightly / 'reports' / '2026-11-20.html'}"
+    assert (clean_nightly / "reports" / "2026-11-20.html").is_file()
+
+
+def test_duckdb_refuses_a_warehouse_under_a_percent_escape_in_one_line(clean_nightly):
+    """deltalake opens "wh a#b%41..." as "wh a#bA..." and finds no table there: the
+    engine says so before any statement, rather than a log file not found per table."""
+    config = Config(warehouse=str(clean_nightly))
+    with pytest.raises(JobFailed) as refused:
+        run_statements(config, split_statements("SELECT * FROM offsets"), "csv", 10)
+    assert str(refused.value) == (
+        f"--engine duckdb cannot read the warehouse {clean_nightly}: the deltalake package "
+        "decodes the %-escape in its path once more than the directory's name holds; run it "
+        "with --engine spark (the default)"
+    )
