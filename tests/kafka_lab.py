@@ -127,6 +127,7 @@ class Lab:
     helpers: list[subprocess.Popen] = field(default_factory=list)
     thaws: list[threading.Timer] = field(default_factory=list)
     started: float = 0.0
+    stopped: bool = False
 
     def __post_init__(self) -> None:
         self.cluster = self.cluster or f"lab-{self.line}"
@@ -196,7 +197,9 @@ class Lab:
 
     def stop(self) -> None:
         """Stop the capturer (it writes the generations the admin API reports), record each
-        group's generation as its clients last saw it, then stop everything else."""
+        group's generation as its clients last saw it, then stop everything else. A
+        stopped lab starts no member again (LabsInBackground.close stops a running one)."""
+        self.stopped = True
         (self.root / "stop-capture").touch()
         for timer in self.thaws:
             timer.cancel()
@@ -380,6 +383,8 @@ class Lab:
         return self.root / "members" / f"{member.name}.txt"
 
     def _start(self, member: Member) -> None:
+        if self.stopped:
+            raise RuntimeError(f"the lab is stopped: {member.name} not started")
         out = self._output(member)
         out.parent.mkdir(exist_ok=True)
         if member.client == "librdkafka":
@@ -610,6 +615,53 @@ def running_lab(line: str, root: Path, agent: bool = False) -> Iterator[Lab]:
             yield lab
     finally:
         lab.stop()
+
+
+class LabsInBackground:
+    """The live labs a test session needs, run one after another (running_lab with
+    fleet-capture, then run_scenario) in a thread started with the session. A scenario is
+    minutes of waiting on the brokers (session timeouts, a frozen member, captures 10 s
+    apart): those minutes pass beside the session's other tests, not before the lab's
+    own. `root(line)` waits for that line's run and gives its directory."""
+
+    def __init__(self, roots: dict[str, Path]) -> None:
+        self._roots = roots
+        self._done = {line: threading.Event() for line in roots}
+        self._errors: dict[str, BaseException] = {}
+        self._closing = threading.Event()
+        self._running: Lab | None = None
+        self._thread = threading.Thread(target=self._run, name="kafka-labs", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for line, root in self._roots.items():
+            try:
+                if self._closing.is_set():
+                    raise RuntimeError("the test session ended before this lab ran")
+                with running_lab(line, root, agent=True) as lab:
+                    self._running = lab
+                    if not self._closing.is_set():
+                        run_scenario(lab)
+            except BaseException as exc:  # raised in the test that waits for it
+                self._errors[line] = exc
+            finally:
+                self._running = None
+                self._done[line].set()
+
+    def root(self, line: str) -> Path:
+        self._done[line].wait()
+        if line in self._errors:
+            raise RuntimeError(f"the live {line} lab failed") from self._errors[line]
+        return self._roots[line]
+
+    def close(self) -> None:
+        """At the session's end a lab still running (its test never came: an interrupted
+        or failed-fast session) is stopped, its brokers and clients with it."""
+        self._closing.set()
+        running = self._running
+        if running is not None:
+            running.stop()
+        self._thread.join(timeout=180)
 
 
 @contextlib.contextmanager
