@@ -46,11 +46,13 @@ def run_statements(
     max_rows: int,
     tables: list[str],
     warehouse: str,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
 ) -> int:
     """Run each statement in order, printing the results of those that return columns
-    (a blank line between two results, except in json, whose lines stay one stream).
-    Returns the rows printed; a statement Spark refuses raises JobFailed."""
+    (a blank line between two results, except in json, whose lines stay one stream) to
+    `out`, sys.stdout as it is when called. Returns the rows printed; a statement Spark
+    refuses raises JobFailed."""
+    out = sys.stdout if out is None else out
     printed = 0
     shown = 0
     for statement in statements:
@@ -100,7 +102,7 @@ def _condition(exc: PySparkException) -> str | None:
         return None
 
 
-def print_result(df: DataFrame, fmt: str, max_rows: int, out: TextIO = sys.stdout) -> int:
+def print_result(df: DataFrame, fmt: str, max_rows: int, out: TextIO) -> int:
     """Rows printed; csv and json stream every row, table and markdown show the first
     max_rows."""
     if fmt in ("csv", "json"):

@@ -108,12 +108,14 @@ def run_statements(
     statements: list[Statement],
     fmt: str,
     max_rows: int,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
 ) -> int:
-    """Each statement in order, as pipeline.sql.run_statements prints them on Spark.
-    Returns the rows printed; a statement DuckDB refuses raises JobFailed."""
+    """Each statement in order, as pipeline.sql.run_statements prints them on Spark, to
+    `out` (sys.stdout as it is when called). Returns the rows printed; a statement
+    DuckDB refuses raises JobFailed."""
     import duckdb
 
+    out = sys.stdout if out is None else out
     connection = duckdb.connect()
     warehouse = Warehouse(connection, config)
     printed = shown = 0
