@@ -16,6 +16,15 @@ from fleet_rebalance.config import Config, MetricsConfig, ZonesConfig
 PROJECT = Path(__file__).resolve().parent.parent
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the session's SparkSession, itself or through a fixture, is marked
+    spark whatever its module says, before `-m` selects: `-m "not spark"` starts no JVM."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
 @pytest.fixture
 def small_fleet(spark, tmp_path):
     """(config, raw root) of a generated 1-cluster, 2-group hour of 2026-11-20, ingested:
