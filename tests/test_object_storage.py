@@ -1,7 +1,8 @@
 """The nightly on local paths whose names need care. The session's clean_nightly runs on
 captures and into tables in directories named RAW_NAME and TABLES_NAME (conftest), so
 every test of the sample's tables (ground truth, causes, recommendations, group health,
-SQL) checks the rows such paths give; here, what the paths alone decide. The nightly with
+faults, maintain) checks the rows such paths give; here, what the paths alone decide.
+`sql --engine duckdb` refuses such a warehouse (test_sql_fast). The nightly with
 captures and tables on S3 (moto's server) is test_cluster.py's, on a standalone cluster,
 against the same reference."""
 
@@ -14,10 +15,7 @@ import pytest
 from conftest import RAW_NAME, TABLES_NAME
 
 from fleet_rebalance.config import Config
-from fleet_rebalance.errors import JobFailed
 from fleet_rebalance.pipeline.nightly import report
-from fleet_rebalance.sql.duckdb_engine import run_statements
-from fleet_rebalance.sql.statements import split_statements
 
 pytestmark = pytest.mark.spark
 DAY = dt.date(2026, 11, 20)
@@ -38,16 +36,3 @@ def test_local_paths_with_spaces_hash_percent_and_quotes_run_the_whole_nightly(
     lines = report(spark, Config(raw_root=str(raw), warehouse=str(clean_nightly)), DAY)
     assert lines[-1] == f"report: {clean_nightly / 'reports' / '2026-11-20.html'}"
     assert (clean_nightly / "reports" / "2026-11-20.html").is_file()
-
-
-def test_duckdb_refuses_a_warehouse_under_a_percent_escape_in_one_line(clean_nightly):
-    """deltalake opens "wh a#b%41..." as "wh a#bA..." and finds no table there: the
-    engine says so before any statement, rather than a log file not found per table."""
-    config = Config(warehouse=str(clean_nightly))
-    with pytest.raises(JobFailed) as refused:
-        run_statements(config, split_statements("SELECT * FROM offsets"), "csv", 10)
-    assert str(refused.value) == (
-        f"--engine duckdb cannot read the warehouse {clean_nightly}: the deltalake package "
-        "decodes the %-escape in its path once more than the directory's name holds; run it "
-        "with --engine spark (the default)"
-    )

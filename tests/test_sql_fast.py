@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,24 @@ def test_an_unknown_table_lists_the_tables_there_are(small, tmp_path_factory):
     empty = Config(warehouse=str(tmp_path_factory.mktemp("empty")))
     with pytest.raises(JobFailed, match=r"exist! No table has been written under .*empty"):
         duckdb_csv(empty, "SELECT * FROM recommendations")
+
+
+def test_a_warehouse_under_a_percent_escape_is_refused_in_one_line(small, tmp_path):
+    """deltalake opens "wh a%41" as "wh aA" and finds no table there, on a local path as
+    under an object key: the engine says so before any statement. A '%' that escapes
+    nothing reads as any other character (conftest's clean_nightly lives under both)."""
+    for warehouse in (str(tmp_path / "wh a%41"), "s3://bucket/wh a%41"):
+        with pytest.raises(JobFailed) as refused:
+            duckdb_csv(Config(warehouse=warehouse), "SELECT 1")
+        assert str(refused.value) == (
+            f"--engine duckdb cannot read the warehouse {warehouse}: the deltalake package "
+            "decodes the %-escape in its path once more than the store's names hold; run it "
+            "with --engine spark (the default)"
+        )
+    percent = tmp_path / "at 100%"
+    shutil.copytree(small.warehouse, percent)
+    query = "SELECT group_id FROM recommendations"
+    assert duckdb_csv(Config(warehouse=str(percent)), query) == "group_id\r\ng1\r\n"
 
 
 def test_only_the_tables_a_statement_names_are_opened(small, monkeypatch):

@@ -52,8 +52,9 @@ DIALECT_HINTS = (
     ),
 )
 SPARK_HINT = "or run it with --engine spark"
-# deltalake (delta-rs 1.6) decodes a local path's percent escapes once more than the file
-# system holds them: it opens a warehouse under "a%41" as "aA" and finds no log there.
+# deltalake (delta-rs 1.6) decodes the percent escapes of a local path or an object key
+# once more than the store holds them: it opens a warehouse under "a%41" as "aA" and
+# finds no log there.
 PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 # Spark's LEFT ANTI/SEMI JOIN outside strings, quoted names and comments: DuckDB's
 # ANTI/SEMI JOIN, the same rows (NOT EXISTS / EXISTS semantics both).
@@ -71,11 +72,11 @@ class Warehouse:
     def __init__(self, connection: Any, config: Config) -> None:
         self.connection = connection
         self.root = location(config.warehouse, config.storage.options)
-        if self.root.is_local and PERCENT_ESCAPE.search(self.root.uri):
+        if PERCENT_ESCAPE.search(self.root.uri):
             raise JobFailed(
                 f"--engine duckdb cannot read the warehouse {config.warehouse}: the deltalake "
-                "package decodes the %-escape in its path once more than the directory's name "
-                "holds; run it with --engine spark (the default)"
+                "package decodes the %-escape in its path once more than the store's names "
+                "hold; run it with --engine spark (the default)"
             )
         self.tables = delta_tables(self.root)
         self.registered: set[str] = set()
