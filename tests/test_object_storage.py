@@ -9,20 +9,17 @@ against the same reference."""
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 from conftest import RAW_NAME, TABLES_NAME
 
 from fleet_rebalance.config import Config
+from fleet_rebalance.filesystems import location
 from fleet_rebalance.pipeline.nightly import report
+from fleet_rebalance.storage.versions import delta_tables
 
 pytestmark = pytest.mark.spark
 DAY = dt.date(2026, 11, 20)
-
-
-def tables(warehouse: Path) -> list[str]:
-    return sorted(p.name for p in warehouse.iterdir() if (p / "_delta_log").is_dir())
 
 
 def test_local_paths_with_spaces_hash_percent_and_quotes_run_the_whole_nightly(
@@ -32,7 +29,8 @@ def test_local_paths_with_spaces_hash_percent_and_quotes_run_the_whole_nightly(
     at the path the user gave, printed as given."""
     raw = clean_nightly.parent / RAW_NAME
     assert clean_nightly.name == TABLES_NAME and raw.is_dir()
-    assert tables(clean_nightly) == tables(Path(sample_nightlies.config.warehouse))
+    plain = location(sample_nightlies.config.warehouse)
+    assert delta_tables(location(str(clean_nightly))) == delta_tables(plain)
     lines = report(spark, Config(raw_root=str(raw), warehouse=str(clean_nightly)), DAY)
     assert lines[-1] == f"report: {clean_nightly / 'reports' / '2026-11-20.html'}"
     assert (clean_nightly / "reports" / "2026-11-20.html").is_file()

@@ -37,7 +37,7 @@ def test_the_readme_has_queries_to_compare():
 @pytest.fixture(scope="module")
 def config(sample_nightlies) -> Config:
     """data/sample's two dates (the session's): clean_nightly's path holds a %-escape,
-    which deltalake cannot open (test_object_storage)."""
+    which deltalake cannot open (test_a_warehouse_under_a_percent_escape_is_refused...)."""
     return sample_nightlies.config
 
 
