@@ -16,14 +16,12 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 
 from pyspark.sql import SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.errors import UsageError
 from fleet_rebalance.pipeline import bronze, gold, silver
-from fleet_rebalance.spark import job_threads
 from fleet_rebalance.storage.versions import Maintained
 from fleet_rebalance.storage.warehouse import Warehouse
 
@@ -67,18 +65,14 @@ def run(spark: SparkSession, config: Config, retain_days: int) -> list[str]:
         )
         log.info("table %s", line)
         lines.append(line)
-    done: dict[str, Maintained] = {}
-
-    def maintained(name: str, result: Maintained) -> None:
-        done[name] = result
-        log.info("table %s: %s", name, summary(result))
-
-    with warehouse.maintenance(retention):  # tables apart are maintained at once
-        job_threads.run_all(
-            {n: partial(warehouse.maintain, n, retention) for n in names}, maintained
-        )
-    lines.extend(f"{name}: {summary(done[name])}" for name in names)
-    lines.append(f"total: {totals([done[name] for name in names])}")
+    done: list[Maintained] = []
+    for name in names:
+        result = warehouse.maintain(name, retention)
+        line = f"{name}: {summary(result)}"
+        log.info("table %s", line)
+        lines.append(line)
+        done.append(result)
+    lines.append(f"total: {totals(done)}")
     return lines
 
 

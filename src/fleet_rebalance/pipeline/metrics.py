@@ -6,7 +6,6 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -42,7 +41,6 @@ from fleet_rebalance.metrics.static_what_if import static_what_if
 from fleet_rebalance.metrics.streams_tasks import task_movements
 from fleet_rebalance.metrics.timeline import rebalance_timeline
 from fleet_rebalance.pipeline import gold, tagged
-from fleet_rebalance.spark import job_threads
 from fleet_rebalance.storage.warehouse import Reads, Warehouse
 from fleet_rebalance.vocabulary import GroupType
 
@@ -455,16 +453,12 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
     try:
         frames = gold_frames(table, config, run_date, samples, per_topic, context)
         share_groups.report_unrated(table("group_states", "capture_date", run_date), run_date)
-
-        def write(name: str) -> tuple[DataFrame, int, float]:
+        for name in gold.TABLES:
             started = time.monotonic()
             frame = (
                 frames[name] if name in frames else DERIVED[name](table, config, run_date, context)
             )
-            return *_write(frame, table.warehouse, name, run_date), started
-
-        def wrote(name: str, result: tuple[DataFrame, int, float]) -> None:
-            written, counts[name], started = result
+            written, counts[name] = _write(frame, table.warehouse, name, run_date)
             table.wrote(name, "date", run_date, written)
             log.info(
                 "%s: %d rows for %s in %.1fs",
@@ -473,17 +467,11 @@ def run(spark: SparkSession, config: Config, run_date: dt.date | None) -> dict[s
                 run_date,
                 time.monotonic() - started,
             )
-
-        # The tables of gold_frames read none of each other: they are written at once.
-        # Each DERIVED table reads those before it, as written.
-        job_threads.run_all({name: partial(write, name) for name in frames}, wrote)
-        for name in DERIVED:
-            wrote(name, write(name))
     finally:
         per_topic.unpersist()
         context.unpersist()
         table.release()
-    return {name: counts[name] for name in gold.TABLES}  # in the tables' order
+    return counts
 
 
 DERIVED: dict[str, Callable[[Reads, Config, dt.date, DataFrame], DataFrame]] = {

@@ -39,7 +39,6 @@ from fleet_rebalance.replay.client_library import ClientLibraries
 from fleet_rebalance.replay.gaps import lost_groups
 from fleet_rebalance.replay.group import LOG, OWN_ASSIGNMENT, TopicHistory
 from fleet_rebalance.replay.rebalance_events import Coverage, Settings
-from fleet_rebalance.spark import job_threads
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.replay")
@@ -64,13 +63,8 @@ def run(
     try:
         counts = {name: 0 for name in silver.TABLES} | tagged.row_counts(result)
         frames = tagged.table_frames(result, silver.TABLES, counts, warehouse.write_tasks)
-        job_threads.run_all(
-            {
-                name: partial(warehouse.replace_dates, frame, name, "event_date", [run_date], n)
-                for name, frame in frames.items()
-                for n in [counts[name]]
-            }
-        )
+        for name, frame in frames.items():
+            warehouse.replace_dates(frame, name, "event_date", [run_date], counts[name])
     finally:
         result.unpersist()
     log.info(

@@ -6,10 +6,9 @@ cleans expired log entries at checkpoints by itself, so there is no step for eit
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
@@ -20,21 +19,23 @@ from fleet_rebalance.storage.jvm_paths import jvm_uri
 from fleet_rebalance.storage.versions import Maintained, oldest_readable, whole_hours
 
 # Delta refuses VACUUM below its 7-day default unless this check is off; it is turned
-# off only for a maintain run, after our own check against the longest run.
+# off only for the statement, after our own check against the longest run.
 RETENTION_CHECK_KEY = "spark.databricks.delta.retentionDurationCheck.enabled"
 DELTA_DEFAULT_RETENTION = dt.timedelta(days=7)
 USER_METADATA_KEY = "spark.databricks.delta.commitInfo.userMetadata"
 LISTING_PARALLELISM_KEY = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 
 
-@contextlib.contextmanager
-def settings(
-    spark: SparkSession, retention: dt.timedelta, info: Mapping[str, str]
-) -> Iterator[None]:
-    """The session settings maintain's statements need, for a whole maintain run, then
-    the ones before put back: its commits carry `info` (the run's context with
-    job=maintain). Set once, not per table: a session's settings are shared by the
-    threads that maintain several tables at once."""
+def maintain(
+    spark: SparkSession, table: Location, retention: dt.timedelta, info: Mapping[str, str]
+) -> Maintained:
+    """OPTIMIZE, then VACUUM past `retention`; the commits carry `info` (the run's
+    context with job=maintain). A table whose own delta.deletedFileRetentionDuration is
+    longer keeps its files that long."""
+    uri = jvm_uri(spark, table)
+    name = "delta.`" + uri.replace("`", "``") + "`"
+    hours = whole_hours(retention)
+    before = _file_count(spark, name)
     saved = {
         key: spark.conf.get(key, None)
         for key in (RETENTION_CHECK_KEY, USER_METADATA_KEY, LISTING_PARALLELISM_KEY)
@@ -46,24 +47,14 @@ def settings(
     if retention < DELTA_DEFAULT_RETENTION:
         spark.conf.set(RETENTION_CHECK_KEY, "false")
     try:
-        yield
+        spark.sql(f"OPTIMIZE {name}").collect()
+        spark.sql(f"VACUUM {name} RETAIN {hours} HOURS").collect()
     finally:
         for key, value in saved.items():
             if value is None:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
-
-
-def maintain(spark: SparkSession, table: Location, retention: dt.timedelta) -> Maintained:
-    """OPTIMIZE, then VACUUM past `retention`, under settings(). A table whose own
-    delta.deletedFileRetentionDuration is longer keeps its files that long."""
-    uri = jvm_uri(spark, table)
-    name = "delta.`" + uri.replace("`", "``") + "`"
-    hours = whole_hours(retention)
-    before = _file_count(spark, name)
-    spark.sql(f"OPTIMIZE {name}").collect()
-    spark.sql(f"VACUUM {name} RETAIN {hours} HOURS").collect()
     history = delta.history(spark, table)
     metrics = _vacuum_metrics(spark, uri)
     return Maintained(

@@ -8,7 +8,6 @@ Pipeline code names tables, never paths or `_delta_log`.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
@@ -101,16 +100,12 @@ class Warehouse:
         """A table without a commit: its files older than `retention` removed."""
         return remove_uncommitted(self.root.child(name), retention)
 
-    def maintenance(self, retention: dt.timedelta) -> contextlib.AbstractContextManager[None]:
-        """The session as maintain() needs it, for a whole maintain run: its commits
-        carry the run's context with job=maintain. The caller has checked `retention`
-        against the longest run."""
-        info = {**self.context.commit_info(), "job": MAINTAIN_JOB}
-        return maintenance.settings(self.spark, retention, info)
-
     def maintain(self, name: str, retention: dt.timedelta) -> Maintained:
-        """OPTIMIZE and VACUUM past `retention` one table, inside maintenance()."""
-        return maintenance.maintain(self.spark, self.root.child(name), retention)
+        """OPTIMIZE and VACUUM past `retention` one table; its commits carry the run's
+        context with job=maintain. The caller has checked `retention` against the
+        longest run."""
+        info = {**self.context.commit_info(), "job": MAINTAIN_JOB}
+        return maintenance.maintain(self.spark, self.root.child(name), retention, info)
 
     def write(self, df: DataFrame, name: str, **options: Any) -> None:
         """One Delta commit to table `name` (storage.delta.write's options), with the

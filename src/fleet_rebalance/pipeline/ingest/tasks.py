@@ -34,7 +34,6 @@ from fleet_rebalance.capture.text import decode
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import Location, location
 from fleet_rebalance.pipeline import bronze, tagged
-from fleet_rebalance.spark import job_threads
 from fleet_rebalance.storage.warehouse import Warehouse
 
 log = logging.getLogger("fleet_rebalance.ingest")
@@ -196,9 +195,9 @@ def write_bronze(
     summaries: list[dict[str, Any]],
     days: list[dt.date],
 ) -> dict[str, int]:
-    """One commit per table, the tables written at once (spark/job_threads.py), each
-    replacing the partitions of `days` (a table whose rows are gone from a date loses
-    them there); rows counted from the summaries."""
+    """One commit per table, in the tables' order, replacing the partitions of `days`
+    (a table whose rows are gone from a date loses them there); rows counted from the
+    summaries."""
     rows: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     for summary in summaries:
@@ -207,19 +206,8 @@ def write_bronze(
     if stage is None:
         stage = warehouse.spark.createDataFrame([], tagged.PACKED)
     frames = tagged.table_frames(stage, PARSED, rows, warehouse.write_tasks)
-    job_threads.run_all(
-        {
-            name: functools.partial(
-                warehouse.replace_dates,
-                frame,
-                name,
-                bronze.partition_column(name),
-                days,
-                rows[name],
-            )
-            for name, frame in frames.items()
-        }
-    )
+    for name, frame in frames.items():
+        warehouse.replace_dates(frame, name, bronze.partition_column(name), days, rows[name])
     for reason, count in reasons.most_common(10):
         log.info("quarantined %d line(s): %s", count, reason)
     return {name: rows[name] for name in PARSED}
