@@ -54,13 +54,6 @@ BASE_SPARK_CONF = {
     # 100 classes. One date's plans make about ten times that many, so every later date
     # in the same session (a backfill, a test suite) compiled them all again.
     "spark.sql.codegen.cache.maxEntries": "2000",
-    # Delta prunes the files of every query that scans a table by their min/max
-    # statistics: a Spark job over the table's state that parses each file's statistics
-    # from JSON. The jobs select partitions (dates), which Delta prunes from the log
-    # without statistics, and a file holds all of a date's groups unsorted, so a filter
-    # on another column prunes nothing either. The statistics are still written, for
-    # DuckDB, deltalake and any reader that sorts or clusters the files.
-    "spark.databricks.delta.stats.skipping": "false",
 }
 
 
