@@ -75,7 +75,10 @@ public final class LabCapture {
             long started = System.currentTimeMillis();
             Path dir = root.resolve("captures").resolve(STAMP.format(ZonedDateTime.now(ZoneOffset.UTC)));
             Files.createDirectories(dir);
-            String[] base = {"--bootstrap-server", bootstrap, "--describe", "--all-groups"};
+            // --timeout: the group tool's admin calls give up after 5 s by default, which a
+            // lab saturating both cores (brokers, members, Spark) can exceed; the tools' other
+            // calls wait the admin client's 60 s.
+            String[] base = {"--bootstrap-server", bootstrap, "--describe", "--all-groups", "--timeout", "30000"};
             run(groups, dir.resolve("consumer-groups-offsets.txt"), base);
             run(groups, dir.resolve("consumer-groups-members.txt"), concat(base, "--members", "--verbose"));
             run(groups, dir.resolve("consumer-groups-state.txt"), concat(base, "--state"));
