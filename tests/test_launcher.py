@@ -89,6 +89,8 @@ def test_local_command_applies_spark_defaults_and_runs_the_job_script():
     ]
     assert command[-3:] == [str(PROJECT / "jobs" / "nightly.py"), "--date", "2026-11-20"]
     assert "--archives" not in command
+    java_options = command[command.index("--driver-java-options") + 1].split()
+    assert java_options[-1] == "-XX:+UseParallelGC"
 
 
 def test_cluster_command_ships_the_packed_venv():
@@ -100,6 +102,7 @@ def test_cluster_command_ships_the_packed_venv():
     assert "spark.pyspark.python=./environment/bin/python" in joined
     assert "spark.pyspark.driver.python=/v/bin/python" in joined
     assert f"--packages {packages[0]},{packages[1]}" in joined
+    assert "UseParallelGC" not in joined  # the cluster's collector
 
 
 def test_cluster_deploy_mode_runs_the_driver_in_the_archive_too():

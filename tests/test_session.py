@@ -23,6 +23,14 @@ def test_session_is_utc_with_arrow_and_aqe(spark):
     assert len(context.run_id) == 32
 
 
+def test_a_local_driver_collects_garbage_with_the_throughput_collector(spark):
+    """build_session on a local master starts the JVM with LOCAL_DRIVER_GC (the
+    launcher passes it to spark-submit: test_launcher)."""
+    beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    names = {bean.getName() for bean in beans.getGarbageCollectorMXBeans()}
+    assert names == {"PS Scavenge", "PS MarkSweep"}
+
+
 def test_the_delta_probe_sees_the_driver_classpath(spark):
     # The test session resolved Delta's package as a run does; a class on no jar is not
     # loadable, and build_session then refuses in one line.

@@ -19,6 +19,7 @@ from fleet_rebalance.errors import JobFailed
 from fleet_rebalance.spark.packages import (
     DEFAULT_IVY,
     IVY_KEY,
+    LOCAL_DRIVER_GC,
     PACKAGES_KEY,
     cached,
     merged,
@@ -55,6 +56,9 @@ def spark_submit_command(
     launch: Launch, project: Path, venv: Path, master: str, packages: Sequence[str] = ()
 ) -> list[str]:
     """pyspark's spark-submit with its flags, then the job's script and flags."""
+    java_options = [f"-Dlog4j2.configurationFile=file:{project / 'conf' / 'log4j2.properties'}"]
+    if master.startswith("local"):
+        java_options.append(LOCAL_DRIVER_GC)
     command = [
         str(venv / "bin" / "spark-submit"),
         "--master",
@@ -62,7 +66,7 @@ def spark_submit_command(
         "--properties-file",
         str(project / "conf" / "spark-defaults.conf"),
         "--driver-java-options",
-        f"-Dlog4j2.configurationFile=file:{project / 'conf' / 'log4j2.properties'}",
+        " ".join(java_options),
     ]
     if launch.deploy_mode:
         command += ["--deploy-mode", launch.deploy_mode]

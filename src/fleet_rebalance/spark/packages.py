@@ -1,7 +1,9 @@
 """The JVM packages a run needs, resolved by Spark itself (`spark.jars.packages`, Ivy,
 cached under ~/.ivy2.5.2) the way delta-spark documents: Delta's connector under the name
 `configure_spark_with_delta_pip` gives it, and Hadoop's S3A (hadoop-aws of pyspark's own
-Hadoop) when the warehouse is on S3. No mvn and no jar in the repository."""
+Hadoop) when the warehouse is on S3. No mvn and no jar in the repository. Also the
+driver JVM's collector on a local master, which the launcher and in-process sessions
+both set before the JVM starts."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ SCALA = "2.13"  # pyspark 4's only Scala
 PACKAGES_KEY = "spark.jars.packages"
 IVY_KEY = "spark.jars.ivy"
 DEFAULT_IVY = Path.home() / ".ivy2.5.2"  # Spark 4's default spark.jars.ivy
+# A local master's driver JVM runs every task too: Java's throughput collector costs it
+# less CPU than the default G1 (docs/benchmarks.md, Spark settings). On a cluster the
+# executors keep the collector the cluster sets.
+LOCAL_DRIVER_GC = "-XX:+UseParallelGC"
 _HADOOP_JAR = re.compile(r"^hadoop-client-api-(?P<version>\d[^/]*)\.jar$")
 
 

@@ -16,7 +16,12 @@ from pyspark.sql import SparkSession
 
 from fleet_rebalance.config import Config
 from fleet_rebalance.filesystems import CREDENTIAL_ENV, location
-from fleet_rebalance.spark.packages import PACKAGES_KEY, run_packages, unavailable_line
+from fleet_rebalance.spark.packages import (
+    LOCAL_DRIVER_GC,
+    PACKAGES_KEY,
+    run_packages,
+    unavailable_line,
+)
 from fleet_rebalance.storage.context import RunContext, bind_context
 from fleet_rebalance.storage.errors import DeltaUnavailableError
 
@@ -61,7 +66,7 @@ BASE_SPARK_CONF = {
     # check when it writes a checkpoint.
     "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled": "false",
 }
-
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 DELTA_SNAPSHOT_PARTITIONS = 50  # Delta's own default
@@ -138,6 +143,8 @@ def build_session(
     spark_conf.set(PACKAGES_KEY, ",".join(packages))
     if master:
         spark_conf.setMaster(master)
+        if master.startswith("local"):
+            spark_conf.setIfMissing(DRIVER_JAVA_OPTIONS, LOCAL_DRIVER_GC)
     try:
         SparkContext._ensure_initialized(conf=spark_conf)
     except PySparkRuntimeError as exc:  # the JVM did not start: Ivy could not resolve
