@@ -12,6 +12,7 @@ straddling the librdkafka group's two cooperative rounds, docs/kafka-lab.md)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
@@ -25,6 +26,7 @@ import pytest
 from advice_checks import problems
 from deltalake import DeltaTable
 from kafka_lab import (
+    CAPTURE_INTERVAL_S,
     LAB_CLIENT_LIBRARIES,
     LAB_CONSUMER_ZONE,
     LAB_ZONES,
@@ -391,16 +393,20 @@ def test_the_nightly_on_fleet_captures_snapshots_finds_the_same_rebalances(lab):
     assert ours == tools
 
 
-# fleet-capture beside Kafka's tools. A snapshot taken while no group moved must give
-# the tools' rows. No group moved: the two tool captures stamped before it and the one
-# after agree on every group's state and members (a tool capture takes its views up to
-# seconds after its stamp, so one capture before is not enough; the scenario's quiet end
-# holds such moments). Compared: group_states, members (the assignment where the tool
-# prints it: 3.9's `--members` without `--verbose` does not), topic_partitions and the
-# brokers' racks equal; offsets the same keys, each committed and log-end offset between
-# the tool captures' around it (producers and consumers keep moving them). Not compared:
+# fleet-capture beside Kafka's tools. A snapshot taken while nothing moved must give the
+# tools' rows. Both stamp a capture when it starts, to the second, and read their views
+# after it, so a tool capture stamped a second before a snapshot can read after it. The
+# bounds are therefore the last tool capture stamped BOUND_S or more before the snapshot
+# and the first stamped BOUND_S or more after it (neither reader takes that long). Nothing
+# moved when every tool capture from one bound to the other agrees on every group's state,
+# members and offsets' keys and on the topics (the scenario's quiet end holds such
+# moments). Compared: group_states, members (the assignment where the tool prints it: 3.9's
+# `--members` without `--verbose` does not), topic_partitions and the brokers' racks equal
+# to the nearest earlier tool capture's; offsets the same keys, each committed and log-end
+# offset between the bounds' (producers and consumers keep moving them). Not compared:
 # source_file, line_number, captured_at (each capture's own) and the keys only the agent
 # writes (type, target assignment, log start offsets).
+BOUND_S = CAPTURE_INTERVAL_S / 2
 STATE_KEYS = ("state", "assignment_strategy", "coordinator_host", "coordinator_id", "member_count")
 MEMBER_KEYS = ("group_instance_id", "host", "client_id", "partition_count")
 TOOL_VIEWS = ("consumer-groups-state.txt", "consumer-groups-members.txt",
@@ -463,6 +469,19 @@ def racks(found: dict[str, list[dict]]) -> dict[int, str | None]:
     return {r["broker"]: r["rack"] for r in found.get("brokers", [])}
 
 
+def stamped(capture: Path) -> dt.datetime:
+    return dt.datetime.strptime(capture.name, "%Y-%m-%dT%H%M%SZ")
+
+
+def still(found: dict[str, list[dict]], before: dict[str, list[dict]]) -> bool:
+    """Nothing moved between two captures: the same groups' states and members, the same
+    topics and partitions, the same offsets' keys."""
+    return (
+        all(view(found) == view(before) for view in (states, members, topics))
+        and offsets(found).keys() == offsets(before).keys()
+    )
+
+
 def between(low: int | None, value: int | None, high: int | None) -> bool:
     if value is None:
         return low is None
@@ -478,21 +497,22 @@ def test_fleet_captures_snapshot_gives_the_tools_rows_when_no_group_moved(lab):
     )
     compared: list[dict[str, tuple]] = []
     for snapshot in sorted(agent_raw.glob("*/captures/*")):
-        earlier = [p for name, p in tools if name < snapshot.name][-2:]
-        later = [p for name, p in tools if name > snapshot.name][:1]
-        if len(earlier) < 2 or not later:
+        taken = stamped(snapshot)
+        apart = [(stamped(p) - taken).total_seconds() for _, p in tools]
+        lows = [i for i, seconds in enumerate(apart) if seconds <= -BOUND_S]
+        highs = [i for i, seconds in enumerate(apart) if seconds >= BOUND_S]
+        if not lows or not highs:
             continue
-        earliest, before, after = (capture_rows(p, raw) for p in (*earlier, *later))
-        if not all(
-            states(found) == states(before) and members(found) == members(before)
-            for found in (earliest, after)
-        ):
+        around = tools[lows[-1] : highs[0] + 1]
+        bracket = [capture_rows(p, raw) for _, p in around]
+        before = bracket[max(i for i, (name, _) in enumerate(around) if name < snapshot.name)]
+        if not all(still(found, before) for found in bracket):
             continue
         agent = capture_rows(snapshot, agent_raw)
         assert states(agent) == states(before), snapshot.name
         assert as_printed(members(agent), members(before)) == members(before), snapshot.name
         assert topics(agent) == topics(before), snapshot.name
-        low, high = offsets(before), offsets(after)
+        low, high = offsets(bracket[0]), offsets(bracket[-1])
         assert offsets(agent).keys() == low.keys() == high.keys(), snapshot.name
         outside = {
             key: (low[key], value, high[key])
@@ -508,13 +528,13 @@ def test_fleet_captures_snapshot_gives_the_tools_rows_when_no_group_moved(lab):
             sizes = [
                 {(r["topic"], r["partition"], r["broker"]): r["size_bytes"]
                  for r in found["partition_sizes"]}
-                for found in (before, after)
+                for found in (bracket[0], bracket[-1])
             ]  # fmt: skip
             replicas = {(t, p, b) for t, _, p, _, held, _ in topics(before) for b in held}
             assert replicas <= sizes[0].keys() and replicas <= sizes[1].keys()
             assert all(sizes[1][k] >= sizes[0][k] for k in replicas)
         compared.append(states(agent))
-    assert compared, "no fleet-capture snapshot fell between two agreeing tool captures"
+    assert compared, "no fleet-capture snapshot fell among agreeing tool captures"
     assert compared[-1]["lab-stopped"][0] == "Empty"
     if lab.line != "3.9":
         assert compared[-1]["lab-uniform"][1] == "uniform"
