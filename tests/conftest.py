@@ -115,6 +115,13 @@ def spark(tmp_path_factory, s3):  # noqa: F811 (the fixture, by name)
             "spark.ui.retainedTasks": "10000",
             "spark.sql.ui.retainedExecutions": "50",
             "spark.driver.memory": "4g",
+            # The suite's queries are many and their data small: compiling each plan's
+            # generated Java (Janino, then the JIT) costs more than it saves, so the
+            # session's expressions and operators are interpreted. factoryMode is Spark's
+            # own switch for its tests; the jobs the suite starts with spark-submit, and
+            # every nightly, keep code generation (docs/benchmarks.md, "Test suite").
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+            "spark.sql.codegen.wholeStage": "false",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
             PACKAGES_KEY: s3a_package(),
             # The JVM's S3A reaches the session's moto server (its credentials are in
