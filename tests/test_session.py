@@ -64,8 +64,14 @@ def test_columns_are_built_without_pyspark_call_site_capture(spark):
 def test_generated_code_outlives_more_queries_than_sparks_default_keeps(spark):
     # A later date in one session (a backfill) runs the plans of the one before it: their
     # classes are compiled once. Spark's default cache of 100 would have evicted the first
-    # query's by the time it runs again here; the session's keeps it.
+    # query's by the time it runs again here; the session's keeps it. The test session
+    # interprets its plans (conftest), so code generation is on for this test alone.
     metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    generating = {
+        "spark.sql.codegen.factoryMode": "FALLBACK",
+        "spark.sql.codegen.wholeStage": "true",
+    }
+    kept = {key: spark.conf.get(key) for key in generating}
 
     def compiled() -> int:
         return int(metrics.METRIC_COMPILATION_TIME().getCount())
@@ -73,14 +79,20 @@ def test_generated_code_outlives_more_queries_than_sparks_default_keeps(spark):
     def query(i: int) -> DataFrame:
         return spark.range(2).selectExpr(f"id * {i} + {i} AS v")
 
-    assert [r.v for r in query(7).collect()] == [7, 14]
-    before = compiled()
-    for i in range(130):
-        query(i)._jdf.queryExecution().executedPlan().execute()  # compiled, not run
-    assert compiled() - before >= 129  # a class each (7's was cached)
-    before = compiled()
-    assert [r.v for r in query(7).collect()] == [7, 14]
-    assert compiled() == before
+    for key, value in generating.items():
+        spark.conf.set(key, value)
+    try:
+        assert [r.v for r in query(7).collect()] == [7, 14]
+        before = compiled()
+        for i in range(130):
+            query(i)._jdf.queryExecution().executedPlan().execute()  # compiled, not run
+        assert compiled() - before >= 129  # a class each (7's was cached)
+        before = compiled()
+        assert [r.v for r in query(7).collect()] == [7, 14]
+        assert compiled() == before
+    finally:
+        for key, value in kept.items():
+            spark.conf.set(key, value)
 
 
 class _Session:
