@@ -67,8 +67,8 @@ BASE_SPARK_CONF = {
     "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled": "false",
     # A partitioned write sorts its rows by the partition columns unless it may keep a
     # file open per partition value. Our writes hold one date, a few in a backfill, so
-    # the sort only copied every row once more into pages that filled the heap (GC was
-    # a fifth of the offsets write). Past 8 dates in a task, Spark sorts the rest.
+    # the sort only copied every row once more, into pages that filled the heap. Past 8
+    # dates in a task, Spark sorts the rest.
     "spark.sql.maxConcurrentOutputFileWriters": "8",
 }
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
