@@ -11,7 +11,7 @@ import pandas as pd
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
-from fleet_rebalance.storage.warehouse import Warehouse
+from fleet_rebalance.storage.warehouse import Reads
 
 KEYS = ["cluster", "group_id"]
 FOLLOW_UP, UNCLASSIFIED = "follow-up round", "not classified"
@@ -85,13 +85,15 @@ def with_cause_kind(timeline: DataFrame, causes: DataFrame) -> DataFrame:
     )
 
 
-def gather(warehouse: Warehouse, run_date: dt.date, listed: pd.DataFrame) -> GroupDetails:
+def gather(reads: Reads, run_date: dt.date, listed: pd.DataFrame) -> GroupDetails:
+    """The listed groups' sections, from the frames of the run date the report's other
+    facts read (`reads`): no table listed again."""
     rows = [(r.cluster, r.group_id) for r in listed.itertuples()]
-    keys = warehouse.spark.createDataFrame(rows, "cluster string, group_id string")
+    keys = reads.warehouse.spark.createDataFrame(rows, "cluster string, group_id string")
 
     def table(name: str, date_column: str = "date") -> DataFrame:
         """The run date's partition, the listed groups' rows."""
-        return warehouse.read(name, where={date_column: run_date}).join(keys, KEYS, how="left_semi")
+        return reads(name, date_column, run_date).join(keys, KEYS, how="left_semi")
 
     timeline = with_cause_kind(table("rebalance_timeline"), table("rebalance_causes"))
     return GroupDetails(

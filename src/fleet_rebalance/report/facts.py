@@ -175,18 +175,39 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
         """The run date's partition only: the report costs its day, not the history."""
         return reads(name, date_column, run_date)
 
+    def cached(frame: DataFrame) -> DataFrame:
+        """A table's frame that several queries below read: Delta lists its files once,
+        not per query. reads.release() unpersists it."""
+        return frame.persist()
+
     top = config.metrics.report_top
     sticky = table("stickiness", "date")
-    recs = table("recommendations", "date")
-    health = table("group_health", "date")
-    events = table("rebalance_events", "event_date")
-    needing = health.where(F.col("severity") > 0)
-    changing = health.where(
-        F.col("change_kind").isNotNull() & (F.col("change_kind") != Change.KEEP)
+    recs = cached(table("recommendations", "date"))
+    health = cached(table("group_health", "date"))
+    needs_attention = F.col("severity") > 0
+    has_change = F.col("change_kind").isNotNull() & (F.col("change_kind") != Change.KEEP)
+    needing = health.where(needs_attention)
+    changing = health.where(has_change)
+    listed = health.where(needs_attention | has_change)
+    # One pass each for the counts a table gives.
+    by_kind = (
+        health.groupBy("change_kind")
+        .agg(
+            F.count(F.lit(1)).alias("groups"),
+            F.count_if(needs_attention).alias("needing"),
+            F.count_if(needs_attention | has_change).alias("listed"),
+        )
+        .collect()
     )
-    listed = health.where(
-        (F.col("severity") > 0)
-        | (F.col("change_kind").isNotNull() & (F.col("change_kind") != Change.KEEP))
+    not_initial = F.col("trigger") != "initial"
+    [events] = (
+        table("rebalance_events", "event_date")
+        .agg(
+            F.count_if(not_initial).alias("rebalances"),
+            F.count_if(not_initial & F.col("source").isin(LOGS, BOTH)).alias("logged"),
+            F.count_if(F.col("trigger") == "initial").alias("initial"),
+        )
+        .collect()
     )
     captured = (
         table("group_states", "capture_date")
@@ -220,8 +241,11 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
         "recommended_max_count_spread",
     ).where(F.col("compared_with").isNotNull())
     timeline = details.with_cause_kind(
-        table("rebalance_timeline", "date"), table("rebalance_causes", "date")
+        cached(table("rebalance_timeline", "date")), cached(table("rebalance_causes", "date"))
     )
+    [generations] = timeline.agg(
+        F.count(F.lit(1)).alias("logged"), F.count_if(F.col("follow_up")).alias("follow_ups")
+    ).collect()
     lag = table("lag_distribution", "date").orderBy(F.col("lag_p99").desc_nulls_last()).limit(top)
     listed_rows = _top(
         listed,
@@ -234,13 +258,11 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
     return DayFacts(
         run_date=run_date,
         groups=captured,
-        rebalances=events.where(F.col("trigger") != "initial").count(),
-        rebalances_logged=events.where(
-            (F.col("trigger") != "initial") & F.col("source").isin(LOGS, BOTH)
-        ).count(),
-        initial_events=events.where(F.col("trigger") == "initial").count(),
-        generations_logged=timeline.count(),
-        follow_ups=timeline.where(F.col("follow_up")).count(),
+        rebalances=events["rebalances"],
+        rebalances_logged=events["logged"],
+        initial_events=events["initial"],
+        generations_logged=generations["logged"],
+        follow_ups=generations["follow_ups"],
         replay_errors=table("replay_errors", "event_date").count(),
         quarantined=table("quarantine", "capture_date").count(),
         per_assignor=per_assignor,
@@ -252,7 +274,7 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
             F.col("paused_partition_seconds").desc_nulls_last(),
             F.col("rebalances").desc(),
         ),
-        attention_total=needing.count(),
+        attention_total=sum(row["needing"] for row in by_kind),
         changes=_top(
             changing,
             CHANGE_COLUMNS,
@@ -262,13 +284,9 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
             F.col("cross_zone_cost_saved").desc_nulls_last(),
         ),
         listed=listed_rows,
-        listed_total=listed.count(),
+        listed_total=sum(row["listed"] for row in by_kind),
         changes_by_kind={
-            r["change_kind"]: r["count"]
-            for r in health.where(F.col("change_kind").isNotNull())
-            .groupBy("change_kind")
-            .count()
-            .collect()
+            row["change_kind"]: row["groups"] for row in by_kind if row["change_kind"] is not None
         },
         top_paused=recommended.where(F.col("declared_paused_partitions").isNotNull())
         .orderBy(F.col("declared_paused_partitions").desc(), "group_id")
@@ -284,7 +302,7 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
         .orderBy("cluster", "group_id", "generation")
         .toPandas(),
         history=history.gather(warehouse, run_date, config.report.history_days, listed_rows, top),
-        details=details.gather(warehouse, run_date, listed_rows),
+        details=details.gather(reads, run_date, listed_rows),
         migration=migration.gather(warehouse, run_date, top),
         cross_zone=cross_zone.gather(reads, run_date, top),
     )
