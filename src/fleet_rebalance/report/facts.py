@@ -175,15 +175,15 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
         """The run date's partition only: the report costs its day, not the history."""
         return reads(name, date_column, run_date)
 
-    def cached(frame: DataFrame) -> DataFrame:
-        """A table's frame that several queries below read: Delta lists its files once,
-        not per query. reads.release() unpersists it."""
-        return frame.persist()
+    def cached(name: str, date_column: str) -> DataFrame:
+        """table(), persisted: several queries below read it, and Delta lists its files
+        once, not per query. reads.release() unpersists it."""
+        return table(name, date_column).persist()
 
     top = config.metrics.report_top
     sticky = table("stickiness", "date")
-    recs = cached(table("recommendations", "date"))
-    health = cached(table("group_health", "date"))
+    recs = cached("recommendations", "date")
+    health = cached("group_health", "date")
     needs_attention = F.col("severity") > 0
     has_change = F.col("change_kind").isNotNull() & (F.col("change_kind") != Change.KEEP)
     needing = health.where(needs_attention)
@@ -241,7 +241,7 @@ def _gather(warehouse: Warehouse, reads: Reads, config: Config, run_date: dt.dat
         "recommended_max_count_spread",
     ).where(F.col("compared_with").isNotNull())
     timeline = details.with_cause_kind(
-        cached(table("rebalance_timeline", "date")), cached(table("rebalance_causes", "date"))
+        cached("rebalance_timeline", "date"), cached("rebalance_causes", "date")
     )
     [generations] = timeline.agg(
         F.count(F.lit(1)).alias("logged"), F.count_if(F.col("follow_up")).alias("follow_ups")
